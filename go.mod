@@ -1,0 +1,3 @@
+module msgbench
+
+go 1.26

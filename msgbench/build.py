@@ -1,0 +1,132 @@
+"""Building implementations and drivers with the flags of profiles.toml.
+
+One build root per toolchain (docs/decisions.md): CMake for C/C++, one Cargo workspace, one Go
+module. Each build's output goes to build/logs/<name>.log; a failing build is reported with its
+log path and the others go on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths, profiles
+from .registry import Impl, Workload
+
+BUILD_TIMEOUT_S = 1800
+
+
+@dataclass
+class BuildResult:
+    name: str
+    ok: bool
+    log: Path
+    message: str = ""
+
+
+def flags() -> dict[str, dict]:
+    """The release flags per language, as recorded in every run."""
+    return profiles.load()
+
+
+def cargo_env() -> dict[str, str]:
+    rust = profiles.load()["rust"]
+    env = dict(os.environ)
+    env.update(
+        {
+            "CARGO_TARGET_DIR": str(paths.CARGO_TARGET),
+            "CARGO_PROFILE_RELEASE_OPT_LEVEL": str(rust["opt_level"]),
+            "CARGO_PROFILE_RELEASE_LTO": str(rust["lto"]),
+            "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": str(rust["codegen_units"]),
+            "CARGO_PROFILE_RELEASE_PANIC": str(rust["panic"]),
+            "RUSTFLAGS": f"-C target-cpu={rust['target_cpu']}",
+        }
+    )
+    return env
+
+
+def go_env() -> dict[str, str]:
+    go = profiles.load()["go"]
+    env = dict(os.environ)
+    env["GOAMD64"] = go["goamd64"]
+    env["CGO_ENABLED"] = "1" if go.get("cgo") else "0"
+    return env
+
+
+def cmake_configure_argv() -> list[str]:
+    p = profiles.load()
+    c, cpp = p["c"], p["cpp"]
+    argv = [
+        "cmake", "-S", str(paths.ROOT), "-B", str(paths.CMAKE_BUILD),
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_C_COMPILER={c['compiler']}",
+        f"-DCMAKE_CXX_COMPILER={cpp['compiler']}",
+        f"-DCMAKE_C_FLAGS_RELEASE={' '.join(c['cflags'])}",
+        f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(cpp['cxxflags'])}",
+        f"-DCMAKE_EXE_LINKER_FLAGS_RELEASE={' '.join(sorted(set(c['ldflags'] + cpp['ldflags'])))}",
+    ]  # fmt: skip
+    if shutil.which("ninja") and not (paths.CMAKE_BUILD / "Makefile").exists():
+        argv += ["-G", "Ninja"]
+    return argv
+
+
+def _run(argv: list[str], log: Path, env: dict | None = None) -> tuple[bool, str]:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(argv)}\n")
+        f.flush()
+        try:
+            r = subprocess.run(
+                argv, cwd=paths.ROOT, env=env, stdout=f, stderr=subprocess.STDOUT,
+                timeout=BUILD_TIMEOUT_S,
+            )  # fmt: skip
+        except FileNotFoundError:
+            return False, f"{argv[0]} not found (run `msgbench doctor`)"
+        except subprocess.TimeoutExpired:
+            return False, f"timed out after {BUILD_TIMEOUT_S} s"
+    if r.returncode != 0:
+        return False, f"exit status {r.returncode}"
+    return True, ""
+
+
+def configure_cmake(log: Path) -> tuple[bool, str]:
+    return _run(cmake_configure_argv(), log)
+
+
+def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
+    log = paths.BUILD_LOGS / f"{impl.workload}-{impl.id}.log"
+    log.unlink(missing_ok=True)
+    system, target = impl.build["system"], impl.build.get("target", "")
+    if system == "cmake":
+        if not cmake_configured:
+            return BuildResult(impl.name, False, log, "cmake configure failed")
+        ok, msg = _run(["cmake", "--build", str(paths.CMAKE_BUILD), "--target", target], log)
+    elif system == "cargo":
+        ok, msg = _run(["cargo", "build", "--release", "-p", target], log, cargo_env())
+    elif system == "go":
+        go = profiles.load()["go"]
+        out = paths.GO_BIN / Path(impl.executable).name
+        argv = ["go", "build", "-o", str(out)]
+        if go.get("trimpath"):
+            argv.append("-trimpath")
+        if go.get("ldflags"):
+            argv.append(f"-ldflags={' '.join(go['ldflags'])}")
+        if go.get("gcflags"):
+            argv.append(f"-gcflags={go['gcflags']}")
+        ok, msg = _run([*argv, f"./{target}"], log, go_env())
+    else:  # "none": interpreted, nothing to compile
+        ok, msg = True, ""
+    if ok and not impl.built:
+        ok, msg = False, f"build succeeded but {paths.rel(impl.executable)} does not exist"
+    return BuildResult(impl.name, ok, log, msg)
+
+
+def build_driver(workload: Workload) -> BuildResult:
+    log = paths.BUILD_LOGS / f"driver-{workload.name}.log"
+    log.unlink(missing_ok=True)
+    package = Path(workload.driver()[0]).name
+    ok, msg = _run(["cargo", "build", "--release", "-p", package], log, cargo_env())
+    return BuildResult(f"driver {package}", ok, log, msg)

@@ -1,0 +1,404 @@
+"""The `msgbench` command line: argument handling and console output only.
+
+The work itself lives in registry (manifests), build, verify, runner (measurement), results
+(the run document), store, report and metrics; this module wires them to commands.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import build as builder
+from . import doctor as doctor_mod
+from . import machine, paths, registry, results, runner, store, verify
+from . import metrics as code_metrics
+from .registry import Impl, ManifestError
+
+app = typer.Typer(
+    help="msgbench: one lab for comparing messaging systems in C, C++, Rust, Go and Python.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+console = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+
+class Profile(str, Enum):
+    smoke = "smoke"
+    quick = "quick"
+    full = "full"
+
+
+class PlacementMode(str, Enum):
+    split = "split"
+    same = "same"
+    none = "none"
+
+
+WorkloadArg = Annotated[Optional[str], typer.Argument(help="workload name (default: all)")]  # noqa: UP007
+ImplOpt = Annotated[
+    Optional[list[str]],  # noqa: UP007
+    typer.Option("--impl", "-i", help="implementation id (repeatable; default: all)"),
+]
+
+
+def usage_error(message: str) -> click.UsageError:
+    return click.UsageError(message)
+
+
+def select(workload: str | None, impls: list[str] | None) -> list[Impl]:
+    try:
+        chosen = registry.select(workload, impls)
+    except ManifestError as e:
+        raise usage_error(str(e)) from None
+    if impls and not chosen:
+        raise usage_error(f"no implementation named {', '.join(impls)} in any workload")
+    return chosen
+
+
+def progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=False,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------- commands
+
+
+@app.command()
+def doctor() -> None:
+    """Check toolchains, packages, CPUs and pinning; print the exact fix for each problem."""
+    problems = doctor_mod.run(out)
+    raise typer.Exit(1 if problems else 0)
+
+
+@app.command("list")
+def list_cmd(
+    workload: WorkloadArg = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable array")] = False,
+) -> None:
+    """List every workload and implementation from the manifests."""
+    chosen = select(workload, None)
+    if as_json:
+        out.print_json(json.dumps([i.as_json() for i in chosen]))
+        return
+    table = Table("workload", "impl", "language", "variant", "built", "run")
+    for i in chosen:
+        j = i.as_json()
+        table.add_row(j["workload"], j["impl"], j["language"], j["variant"] or "-",
+                      "yes" if j["built"] else "no",
+                      shlex.join(paths.rel(a) if a.startswith("/") else a for a in j["run"]))  # fmt: skip
+    out.print(table)
+
+
+def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.BuildResult]:
+    results_: list[builder.BuildResult] = []
+    workloads = {i.workload for i in chosen}
+    steps = len(chosen) + (len(workloads) if with_drivers else 0)
+    with progress() as bar:
+        task = bar.add_task("building", total=steps)
+        cmake_ok = True
+        if any(i.build["system"] == "cmake" for i in chosen):
+            bar.update(task, description="configuring cmake")
+            ok, msg = builder.configure_cmake(paths.BUILD_LOGS / "cmake-configure.log")
+            cmake_ok = ok
+        if with_drivers:
+            for name in sorted(workloads):
+                bar.update(task, description=f"building driver {name}")
+                results_.append(builder.build_driver(registry.workload(name)))
+                bar.advance(task)
+        for impl in chosen:
+            bar.update(task, description=f"building {impl.name}")
+            results_.append(builder.build_impl(impl, cmake_ok))
+            bar.advance(task)
+    for r in results_:
+        if r.ok:
+            console.print(f"[green]built[/]  {r.name}")
+        else:
+            console.print(f"[red]FAILED[/] {r.name}: {r.message} — log: {paths.rel(r.log)}")
+    return results_
+
+
+@app.command("build")
+def build_cmd(workload: WorkloadArg = None, impl: ImplOpt = None) -> None:
+    """Build implementations (and drivers) with the release flags of profiles.toml."""
+    built = do_build(select(workload, impl))
+    raise typer.Exit(0 if all(r.ok for r in built) else 1)
+
+
+def do_verify(chosen: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify.Verdict]:
+    verdicts: dict[tuple[str, str], verify.Verdict] = {}
+    by_workload: dict[str, list[Impl]] = {}
+    for i in chosen:
+        by_workload.setdefault(i.workload, []).append(i)
+    with progress() as bar:
+        task = bar.add_task("conformance", total=len(by_workload))
+        for name, impls in by_workload.items():
+            bar.update(task, description=f"conformance {name} ({len(impls)} implementations)")
+            for impl_id, v in verify.run(registry.workload(name), impls, log_dir).items():
+                verdicts[(name, impl_id)] = v
+            bar.advance(task)
+    print_matrix(verdicts)
+    return verdicts
+
+
+def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
+    for name in dict.fromkeys(w for w, _ in verdicts):
+        row = {i: v for (w, i), v in verdicts.items() if w == name}
+        tests = sorted({t for v in row.values() for t in v.tests})
+        table = Table(title=f"{name} conformance", show_lines=False)
+        table.add_column("test")
+        for impl_id in row:
+            table.add_column(impl_id, justify="center")
+        for t in tests:
+            cells = []
+            for v in row.values():
+                s = v.tests.get(t, "-")
+                cells.append({"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]"}.get(s, s))
+            table.add_row(t, *cells)
+        table.add_row("[b]total[/]", *[
+            f"[red]{v.error}[/]" if v.error else
+            (f"[green]{v.passed} ok[/]" if v.failed == 0 else f"[red]{v.failed} FAIL[/]")
+            for v in row.values()
+        ])  # fmt: skip
+        out.print(table)
+        for impl_id, v in row.items():
+            for f in v.failures:
+                out.print(f"[red]FAIL[/] {name}/{impl_id} {f['test']}: {f['message']}")
+
+
+@app.command("verify")
+def verify_cmd(workload: WorkloadArg = None, impl: ImplOpt = None) -> None:
+    """Run the conformance suite against implementations; exit 0 only if all selected pass."""
+    chosen = select(workload, impl)
+    verdicts = do_verify(chosen, paths.BUILD / "verify")
+    raise typer.Exit(0 if all(v.ok for v in verdicts.values()) else 1)
+
+
+@app.command()
+def bench(
+    workload: WorkloadArg = None,
+    scenario: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--scenario", "-s", help="scenario name (repeatable; default: all)"),
+    ] = None,
+    impl: ImplOpt = None,
+    profile: Annotated[Profile, typer.Option(help="repetitions and sizes")] = Profile.quick,
+    placement: Annotated[
+        PlacementMode, typer.Option(help="split: driver and implementation on separate CPUs")
+    ] = PlacementMode.split,
+    json_path: Annotated[
+        Optional[Path],  # noqa: UP007
+        typer.Option("--json", help="also write results.json here"),
+    ] = None,
+    no_build: Annotated[bool, typer.Option("--no-build", help="use the binaries as they are")] = False,
+    seed: Annotated[Optional[int], typer.Option(help="seed for the trial order")] = None,  # noqa: UP007
+) -> None:
+    """Build, verify, then measure; write results/<run-id>/ and store the run.
+
+    The workload's baseline (and reference, if any) are always measured too: ratios are only
+    read between results of one run."""
+    chosen = select(workload, impl)
+    # The floor and the reference are measured in every run, whatever --impl says.
+    for name in {i.workload for i in chosen}:
+        w = registry.workload(name)
+        for extra in (w.baseline, w.reference):
+            if extra and extra in w.impls and w.impls[extra] not in chosen:
+                chosen.append(w.impls[extra])
+    plan = []
+    for name in dict.fromkeys(i.workload for i in chosen):
+        w = registry.workload(name)
+        if scenario:
+            unknown = [s for s in scenario if s not in w.scenarios]
+            if unknown and workload:
+                raise usage_error(
+                    f"unknown scenario '{unknown[0]}' for {name} (valid: {', '.join(w.scenarios)})"
+                )
+            scenarios = [w.scenarios[s] for s in scenario if s in w.scenarios]
+        else:
+            scenarios = list(w.scenarios.values())
+        if scenarios:
+            plan.append((w, scenarios, [i for i in chosen if i.workload == name]))
+    if not plan:
+        raise usage_error(f"no workload has a scenario named {', '.join(scenario or [])}")
+    try:
+        where = runner.placement(placement.value)
+    except runner.HarnessError as e:
+        raise usage_error(str(e)) from None
+
+    commit, dirty = machine.git_state()
+    started = results.now()
+    run_id = results.new_run_id(commit)
+    run_dir = store.run_dir(run_id)
+    log_dir = run_dir / "logs"
+    command = "msgbench " + shlex.join(sys.argv[1:])
+
+    selected = [i for _, _, impls in plan for i in impls]
+    if not no_build:
+        built = {r.name: r for r in do_build(selected)}
+        drivers_ok = all(r.ok for n, r in built.items() if n.startswith("driver "))
+        if not drivers_ok:
+            console.print("[red]a driver failed to build; nothing can be measured[/]")
+            raise typer.Exit(1)
+    verdicts = do_verify(selected, log_dir)
+    measurable = [
+        (w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in plan
+    ]
+    total = runner.trials_planned(measurable, profile.value)
+    console.print(f"run {run_id}: {total} trials, profile {profile.value}, placement "
+                  f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
+                  f"implementation CPUs {list(where.impl_cpus) or 'any'})")  # fmt: skip
+    with progress() as bar:
+        task = bar.add_task("measuring", total=total)
+        measured = runner.measure(
+            measurable, profile.value, where, log_dir, seed=seed,
+            on_trial=lambda what: bar.update(task, advance=1, description=what),
+        )  # fmt: skip
+    if measured.interrupted:
+        console.print("[yellow]interrupted: keeping the trials measured so far[/]")
+
+    doc = {
+        "run": results.run_header(run_id, command, profile.value, where, started, commit, dirty),
+        "workloads": [results.workload_entry(w, ss) for w, ss, _ in plan],
+        "impls": [results.impl_entry(i) for i in selected],
+        "results": [
+            row
+            for w, ss, ii in plan
+            for s in ss
+            for i in ii
+            for row in results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)])
+        ],
+        "verify": [v.as_json() for v in verdicts.values()],
+        "metrics": [code_metrics.measure(i) for i in selected],
+        "notes": results.notes(selected),
+    }
+    doc["run"]["finished"] = results.now()
+    doc["run"]["interrupted"] = measured.interrupted
+    json_file = store.save(doc)
+    if json_path:
+        json_path.write_text(json_file.read_text())
+    from . import report
+
+    report.write(run_dir, doc)
+    print_summary(doc)
+    out.print(f"results: {paths.rel(json_file)}")
+    out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
+    failed = any(r["status"] == "fail" for r in doc["results"])
+    raise typer.Exit(130 if measured.interrupted else (1 if failed else 0))
+
+
+def print_summary(doc: dict) -> None:
+    for w in doc["workloads"]:
+        for s in w["scenarios"]:
+            table = Table(title=f"{w['name']} / {s['name']}  ({s['primary']})")
+            for col in ("impl", "median", "95% CI", "n", "status"):
+                table.add_column(col, justify="right" if col != "impl" else "left")
+            for r in doc["results"]:
+                if (r["workload"], r["scenario"]) != (w["name"], s["name"]):
+                    continue
+                if r["metric"] != s["primary"]:
+                    continue
+                if r["status"] != "ok":
+                    table.add_row(r["impl"], "-", "-", "0", f"[red]{r['status']}[/] {r['reason']}")
+                    continue
+                lo, hi = r["ci95"]
+                table.add_row(r["impl"], f"{r['median']:.4g} {r['unit']}", f"{lo:.4g}–{hi:.4g}",
+                              str(r["n"]), "noisy" if r["noisy"] else "ok")  # fmt: skip
+            out.print(table)
+
+
+@app.command("report")
+def report_cmd(
+    run: Annotated[Optional[str], typer.Argument(help="run id or prefix (default: latest)")] = None,  # noqa: UP007
+) -> None:
+    """Re-render the report of a stored run."""
+    from . import report
+
+    try:
+        doc = store.load(run)
+    except KeyError as e:
+        raise usage_error(str(e.args[0])) from None
+    run_dir = store.run_dir(doc["run"]["id"])
+    report.write(run_dir, doc)
+    out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
+
+
+@app.command("metrics")
+def metrics_cmd(
+    workload: WorkloadArg = None,
+    impl: ImplOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable array")] = False,
+) -> None:
+    """Code metrics (lizard) of the source files each manifest names."""
+    rows = [code_metrics.measure(i) for i in select(workload, impl)]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    table = Table("workload", "impl", "language", "files", "nloc", "functions", "CCN mean",
+                  "CCN max")  # fmt: skip
+    for r in rows:
+        table.add_row(r["workload"], r["impl"], r["language"], str(r["files"]), str(r["nloc"]),
+                      str(r["functions"]), f"{r['ccn_mean']:.2f}", str(r["ccn_max"]))  # fmt: skip
+    out.print(table)
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="the earlier run (id or prefix)")],
+    run_b: Annotated[str, typer.Argument(help="the later run (id or prefix)")],
+) -> None:
+    """Differences between two stored runs that lie outside the noise (non-overlapping CIs)."""
+    from . import stats
+
+    try:
+        a, b = store.load(run_a), store.load(run_b)
+    except KeyError as e:
+        raise usage_error(str(e.args[0])) from None
+    index = {(r["workload"], r["scenario"], r["impl"], r["metric"]): r
+             for r in a["results"] if r["status"] == "ok"}  # fmt: skip
+    table = Table("workload", "scenario", "impl", "metric", "A", "B", "B/A", "verdict")
+    for r in b["results"]:
+        key = (r["workload"], r["scenario"], r["impl"], r["metric"])
+        if r["status"] != "ok" or key not in index:
+            continue
+        ra = index[key]
+        verdict = stats.compare(r, ra, r["better"])
+        ratio = r["median"] / ra["median"] if ra["median"] else float("nan")
+        colour = {"better": "green", "worse": "red"}.get(verdict, "dim")
+        table.add_row(*key, f"{ra['median']:.4g}", f"{r['median']:.4g}", f"{ratio:.3f}",
+                      f"[{colour}]{verdict}[/]")  # fmt: skip
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.UsageError as e:
+        print(f"msgbench: error: {e.format_message()}", file=sys.stderr)
+        sys.exit(2)
+    except click.Abort:
+        print("msgbench: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except ManifestError as e:
+        print(f"msgbench: manifest error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

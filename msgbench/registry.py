@@ -1,0 +1,271 @@
+"""The manifests: every workload (workload.toml) and every implementation (impl.toml).
+
+Adding an implementation is adding a folder with an impl.toml; nothing here names one.
+"""
+
+from __future__ import annotations
+
+import glob
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from . import paths, profiles
+
+LANGUAGES = ("c", "cpp", "rust", "go", "python")
+BUILD_SYSTEMS = ("cmake", "cargo", "go", "none")
+
+
+class ManifestError(Exception):
+    """A manifest is missing a field or has a wrong value; the message names the file."""
+
+
+def template_vars(workload: Workload | None = None, impl_dir: Path | None = None) -> dict:
+    """Values for {placeholders} in argv templates (see docs/decisions.md, Manifests)."""
+    values: dict[str, Any] = {
+        "root": str(paths.ROOT),
+        "cmake_bin": str(paths.CMAKE_BIN),
+        "cargo_bin": str(paths.CARGO_BIN),
+        "go_bin": str(paths.GO_BIN),
+    }
+    if impl_dir is not None:
+        values["impl_dir"] = str(impl_dir)
+    if workload is not None:
+        values.update(workload.template_values)
+    return values
+
+
+def expand(argv: list[str], values: dict) -> list[str]:
+    """Expand a template argv. `{python}` alone in an item becomes several items."""
+    out: list[str] = []
+    for item in argv:
+        if item == "{python}":
+            out.extend(profiles.python_argv())
+            continue
+        try:
+            out.append(item.format(**values))
+        except KeyError as e:
+            raise ManifestError(f"unknown placeholder {e} in {item!r}") from None
+    return out
+
+
+@dataclass
+class Impl:
+    workload: str
+    id: str
+    dir: Path
+    language: str
+    variant: str
+    summary: str
+    build: dict
+    run: dict
+    traits: dict
+    sources_globs: list[str]
+    skip_markers: list[str]
+    notes: dict[str, str]  # scenario ("*" = all) -> a note shown in reports
+    _workload: Workload = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.workload}/{self.id}"
+
+    def argv(self) -> list[str]:
+        return expand(self.run["argv"], template_vars(self._workload, self.dir))
+
+    def cwd(self) -> str:
+        if "cwd" in self.run:
+            return expand([self.run["cwd"]], template_vars(self._workload, self.dir))[0]
+        return str(Path(self.argv()[0]).parent)
+
+    @property
+    def executable(self) -> Path:
+        """The file that must exist for the implementation to run (program or script)."""
+        argv = self.argv()
+        if self.build.get("system") == "none" and self.run["argv"][0] == "{python}":
+            return Path(argv[len(profiles.python_argv())])
+        return Path(argv[0])
+
+    @property
+    def built(self) -> bool:
+        exe = self.executable
+        if not exe.exists():
+            return False
+        if self.run["argv"][0] == "{python}":
+            return paths.VENV_PYTHON.exists()
+        return True
+
+    def sources(self) -> list[Path]:
+        files: set[Path] = set()
+        for pattern in self.sources_globs:
+            files.update(Path(p) for p in glob.glob(str(self.dir / pattern), recursive=True))
+        return sorted(p for p in files if p.is_file())
+
+    def as_json(self) -> dict:
+        return {
+            "workload": self.workload,
+            "impl": self.id,
+            "language": self.language,
+            "variant": self.variant,
+            "built": self.built,
+            "run": self.argv(),
+            "cwd": self.cwd(),
+        }
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    args: list[str]
+    params: dict[str, dict]
+    metrics: list[str]
+    primary: str
+
+    def argv(self, profile: str) -> list[str]:
+        if profile not in self.params:
+            raise ManifestError(f"scenario {self.name} has no parameters for profile {profile}")
+        return [a.format(**self.params[profile]) for a in self.args]
+
+
+@dataclass
+class Workload:
+    name: str
+    title: str
+    dir: Path
+    kind: str
+    baseline: str
+    reference: str
+    driver_argv: list[str]
+    metric_defs: dict[str, dict]
+    profiles: dict[str, dict]
+    scenarios: dict[str, Scenario]
+    template_values: dict[str, str]
+    impls: dict[str, Impl] = field(default_factory=dict)
+
+    @property
+    def conformance_dir(self) -> Path:
+        return self.dir / "conformance"
+
+    def driver(self) -> list[str]:
+        return expand(self.driver_argv, template_vars(self))
+
+    def repetitions(self, profile: str) -> int:
+        return int(self.profiles[profile]["repetitions"])
+
+
+def _require(data: dict, key: str, where: Path) -> Any:
+    if key not in data:
+        raise ManifestError(f"{paths.rel(where)}: missing '{key}'")
+    return data[key]
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ManifestError(f"{paths.rel(path)}: {e}") from None
+
+
+def _load_impl(workload: Workload, manifest: Path) -> Impl:
+    data = _load_toml(manifest)
+    impl_id = _require(data, "id", manifest)
+    if impl_id != manifest.parent.name:
+        raise ManifestError(f"{paths.rel(manifest)}: id '{impl_id}' is not the folder name")
+    language = _require(data, "language", manifest)
+    if language not in LANGUAGES:
+        raise ManifestError(f"{paths.rel(manifest)}: language must be one of {LANGUAGES}")
+    build = _require(data, "build", manifest)
+    if build.get("system") not in BUILD_SYSTEMS:
+        raise ManifestError(f"{paths.rel(manifest)}: build.system must be one of {BUILD_SYSTEMS}")
+    run = _require(data, "run", manifest)
+    _require(run, "argv", manifest)
+    return Impl(
+        workload=workload.name,
+        id=impl_id,
+        dir=manifest.parent,
+        language=language,
+        variant=data.get("variant", ""),
+        summary=data.get("summary", ""),
+        build=build,
+        run=run,
+        traits=data.get("traits", {}),
+        sources_globs=data.get("metrics", {}).get("sources", []),
+        skip_markers=data.get("conformance", {}).get("skip_markers", []),
+        notes=data.get("notes", {}),
+        _workload=workload,
+    )
+
+
+def _load_workload(manifest: Path) -> Workload:
+    data = _load_toml(manifest)
+    scenarios = {}
+    for s in data.get("scenarios", []):
+        scenarios[s["name"]] = Scenario(
+            name=s["name"],
+            description=s.get("description", ""),
+            args=s.get("args", []),
+            params=s.get("params", {}),
+            metrics=s.get("metrics", []),
+            primary=s["primary"],
+        )
+    metric_defs = data.get("metrics", {})
+    for s in scenarios.values():
+        for m in [*s.metrics, s.primary]:
+            if m not in metric_defs:
+                raise ManifestError(f"{paths.rel(manifest)}: scenario {s.name}: unknown metric {m}")
+    w = Workload(
+        name=_require(data, "name", manifest),
+        title=data.get("title", ""),
+        dir=manifest.parent,
+        kind=data.get("kind", "stdio"),
+        baseline=data.get("baseline", ""),
+        reference=data.get("reference", ""),
+        driver_argv=data.get("driver", {}).get("argv", []),
+        metric_defs=metric_defs,
+        profiles=data.get("profiles", {}),
+        scenarios=scenarios,
+        template_values=data.get("templates", {}),
+    )
+    for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
+        impl = _load_impl(w, impl_manifest)
+        w.impls[impl.id] = impl
+    return w
+
+
+@cache
+def load() -> dict[str, Workload]:
+    """Every workload under workloads/, by name."""
+    out = {}
+    for manifest in sorted(paths.WORKLOADS.glob("*/workload.toml")):
+        w = _load_workload(manifest)
+        out[w.name] = w
+    return out
+
+
+def workload(name: str) -> Workload:
+    workloads = load()
+    if name not in workloads:
+        raise ManifestError(f"unknown workload '{name}' (valid: {', '.join(workloads)})")
+    return workloads[name]
+
+
+def select(workload_name: str | None, impl_ids: list[str] | None) -> list[Impl]:
+    """Implementations matching a workload name and impl ids (None = all)."""
+    names = [workload_name] if workload_name else list(load())
+    chosen: list[Impl] = []
+    for name in names:
+        w = workload(name)
+        if impl_ids:
+            unknown = [i for i in impl_ids if i not in w.impls]
+            if unknown and workload_name:
+                raise ManifestError(
+                    f"unknown implementation '{unknown[0]}' for {name} "
+                    f"(valid: {', '.join(w.impls)})"
+                )
+            chosen.extend(w.impls[i] for i in impl_ids if i in w.impls)
+        else:
+            chosen.extend(w.impls.values())
+    return chosen

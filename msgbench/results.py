@@ -1,0 +1,116 @@
+"""Turning measurements into the run document (results.json; schema in DESIGN.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from . import build, machine, stats, toolchains
+from .registry import Impl, Scenario, Workload
+from .runner import Measurements, Placement, field_value
+from .verify import Verdict
+
+
+def new_run_id(commit: str) -> str:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{commit[:7] if commit != 'unknown' else secrets.token_hex(3)}"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def run_header(run_id: str, command: str, profile: str, where: Placement, started: str,
+               commit: str, dirty: bool) -> dict:  # fmt: skip
+    return {
+        "id": run_id,
+        "started": started,
+        "finished": None,
+        "command": command,
+        "commit": commit,
+        "dirty": dirty,
+        "profile": profile,
+        "placement": where.as_json(),
+        "machine": machine.fingerprint(),
+        "toolchains": {k: v for k, v in toolchains.versions().items() if v},
+        "flags": build.flags(),
+        "interrupted": False,
+    }
+
+
+def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
+    return {
+        "name": w.name,
+        "title": w.title,
+        "baseline": w.baseline,
+        "reference": w.reference,
+        "scenarios": [
+            {
+                "name": s.name,
+                "description": s.description,
+                "primary": s.primary,
+                "metrics": {
+                    m: {k: w.metric_defs[m][k] for k in ("unit", "better", "label")
+                        if k in w.metric_defs[m]}
+                    for m in dict.fromkeys([s.primary, *s.metrics])
+                },
+            }  # fmt: skip
+            for s in scenarios
+        ],
+    }
+
+
+def impl_entry(impl: Impl) -> dict:
+    return {
+        "workload": impl.workload,
+        "impl": impl.id,
+        "language": impl.language,
+        "variant": impl.variant,
+        "summary": impl.summary,
+        "traits": impl.traits,
+        "argv": impl.argv(),
+    }
+
+
+def result_rows(w: Workload, s: Scenario, impl: Impl, m: Measurements,
+                verdict: Verdict | None) -> list[dict]:  # fmt: skip
+    """One row per metric; one status row when the implementation was not measured."""
+    key = (w.name, s.name, impl.id)
+    base = {"workload": w.name, "scenario": s.name, "impl": impl.id}
+
+    def status_row(status: str, reason: str) -> list[dict]:
+        d = w.metric_defs[s.primary]
+        return [{**base, "metric": s.primary, "unit": d["unit"], "better": d["better"],
+                 "n": 0, "median": None, "ci95": None, "cv": None, "noisy": False,
+                 "samples": [], "status": status, "reason": reason}]  # fmt: skip
+
+    if verdict is not None and not verdict.ok:
+        if verdict.error:
+            return status_row("skipped" if "not built" in verdict.error else "fail", verdict.error)
+        names = ", ".join(f["test"] for f in verdict.failures[:3])
+        return status_row("fail", f"conformance: {verdict.failed} failed ({names})")
+    if key in m.failures:
+        return status_row("fail", m.failures[key])
+    docs = m.docs.get(key, [])
+    if not docs:
+        return status_row("skipped", "interrupted before it was measured")
+    rows = []
+    for metric in dict.fromkeys([s.primary, *s.metrics]):
+        d = w.metric_defs[metric]
+        samples = [field_value(doc, d["field"]) for doc in docs]
+        samples = [float(x) for x in samples if x is not None]
+        if not samples:
+            continue
+        summary = stats.summarize(samples, d["better"])
+        rows.append({**base, "metric": metric, "unit": d["unit"], "better": d["better"],
+                     **summary, "samples": samples, "status": "ok", "reason": ""})  # fmt: skip
+    return rows
+
+
+def notes(impls: list[Impl]) -> list[dict]:
+    out = []
+    for impl in impls:
+        for scenario, text in impl.notes.items():
+            out.append({"workload": impl.workload, "scenario": scenario, "impl": impl.id,
+                        "text": text})  # fmt: skip
+    return out

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Every test of the lab: each language's own unit tests with its own runner, the lint and
+# format checks, the harness's tests, and every workload's conformance suite against every
+# implementation. Stops at the first failing step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="$PWD/build/cargo"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "lint and format"
+scripts/lint.sh
+
+step "Rust unit tests (cargo test)"
+cargo test --workspace --quiet
+
+step "Go unit tests (go test)"
+go test ./...
+
+step "C and C++ unit tests (ctest)"
+cmake --build build/cmake
+ctest --test-dir build/cmake --output-on-failure
+
+step "harness, Python unit tests and conformance suites (pytest)"
+.venv/bin/pytest -q tests workloads/*/impls/python*/tests workloads/*/conformance

@@ -1,0 +1,87 @@
+"""Measurement mechanics with a fake driver: warm-up, interleaving, failures, placement."""
+
+from __future__ import annotations
+
+import pytest
+
+from msgbench import machine, results, runner
+
+
+def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, monkeypatch):
+    counter = tmp_path / "count"
+    monkeypatch.setenv("FAKE_DRIVER_COUNTER", str(counter))
+    impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
+    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
+                       runner.Placement("none", (), ()), tmp_path / "logs", seed=1)  # fmt: skip
+    reps = fake_lab.repetitions("smoke")
+    assert len(counter.read_text().splitlines()) == 2 * (reps + 1)  # warm-up ran too
+    for impl in impls:
+        docs = m.docs[("toy", "ping", impl.id)]
+        assert len(docs) == reps  # ... but was not kept
+        assert sorted(d["_round"] for d in docs) == list(range(1, reps + 1))
+    assert m.docs[("toy", "ping", "fast")][0]["latency_us"]["p50"] == 12.0
+
+
+def test_trials_interleave_in_a_shuffled_order(fake_lab, tmp_path, monkeypatch):
+    counter = tmp_path / "count"
+    monkeypatch.setenv("FAKE_DRIVER_COUNTER", str(counter))
+    impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
+    runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
+                   runner.Placement("none", (), ()), tmp_path / "logs", seed=3)  # fmt: skip
+    order = [line.split()[-1] for line in counter.read_text().splitlines()]
+    rounds = [order[i : i + 2] for i in range(0, len(order), 2)]
+    assert all(sorted(r) == ["10", "12"] for r in rounds), "each round runs every impl once"
+    assert len({tuple(r) for r in rounds}) > 1, "the order changes between rounds"
+
+
+def test_failing_impl_is_recorded_and_the_others_go_on(fake_lab, tmp_path):
+    impls = list(fake_lab.impls.values())
+    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
+                       runner.Placement("none", (), ()), tmp_path / "logs")  # fmt: skip
+    assert "wrong reply" in m.failures[("toy", "ping", "broken")]
+    assert len(m.docs[("toy", "ping", "floor")]) == fake_lab.repetitions("smoke")
+    rows = results.result_rows(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["broken"],
+                               m, None)  # fmt: skip
+    assert [(r["status"], r["n"]) for r in rows] == [("fail", 0)]
+    ok = results.result_rows(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["fast"], m, None)
+    p50 = next(r for r in ok if r["metric"] == "p50")
+    assert p50["median"] == 12.0 and p50["n"] == fake_lab.repetitions("smoke")
+    assert p50["ci95"][0] <= 12.0 <= p50["ci95"][1]
+
+
+def test_placement_is_passed_to_the_driver(fake_lab, tmp_path):
+    where = runner.Placement("split", (0,), (1,))
+    argv = runner.stdio_trial_argv(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["fast"],
+                                   "smoke", where, tmp_path / "err.log", 5)  # fmt: skip
+    assert argv[argv.index("--driver-cpus") + 1] == "0"
+    assert argv[argv.index("--host-cpus") + 1] == "1"
+    assert argv[argv.index("--iterations") + 1] == "7"
+    assert argv[argv.index("--") + 1 :] == fake_lab.impls["fast"].argv()
+
+
+def test_split_placement_uses_two_cpus_and_refuses_one(monkeypatch):
+    monkeypatch.setattr(machine, "usable_cpus", lambda: [0, 1])
+    p = runner.placement("split")
+    assert p.driver_cpus != p.impl_cpus
+    monkeypatch.setattr(machine, "usable_cpus", lambda: [0])
+    with pytest.raises(runner.HarnessError, match="--placement same"):
+        runner.placement("split")
+    assert runner.placement("same").driver_cpus == runner.placement("same").impl_cpus
+
+
+def test_interrupt_keeps_what_was_measured(fake_lab, tmp_path, monkeypatch):
+    real = runner.run_trial
+    calls = {"n": 0}
+
+    def interrupting(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_trial", interrupting)
+    impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
+    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
+                       runner.Placement("none", (), ()), tmp_path / "logs")  # fmt: skip
+    assert m.interrupted
+    assert sum(len(d) for d in m.docs.values()) == 2  # rounds 1 done for both, warm-up not kept
