@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# harness/msgbench/paths.py -> the repository root is two folders up from this package.
+ROOT = Path(__file__).resolve().parent.parent.parent
 WORKLOADS = ROOT / "workloads"
 DRIVERS = ROOT / "drivers"
 BUILD = ROOT / "build"

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from . import machine, paths, registry, toolchains
 
-PYTHON_MODULES = ("typer", "rich", "numpy", "matplotlib", "lizard", "pytest")
+PYTHON_MODULES = ("click", "rich", "numpy", "matplotlib", "lizard", "pytest")
 
 
 def pinning_works(cpu: int) -> bool:

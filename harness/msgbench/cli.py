@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
 
 import click
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -25,43 +22,32 @@ from . import machine, paths, registry, results, runner, store, verify
 from . import metrics as code_metrics
 from .registry import Impl, ManifestError
 
-app = typer.Typer(
-    help="msgbench: one lab for comparing messaging systems in C, C++, Rust, Go and Python.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
 console = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
 
 
-class Profile(str, Enum):
-    smoke = "smoke"
-    quick = "quick"
-    full = "full"
+PROFILES = ("smoke", "quick", "full")
 
 
-class PlacementMode(str, Enum):
-    split = "split"
-    same = "same"
-    none = "none"
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def app() -> None:
+    """msgbench: one lab for comparing messaging systems in C, C++, Rust, Go and Python."""
 
 
-WorkloadArg = Annotated[Optional[str], typer.Argument(help="workload name (default: all)")]  # noqa: UP007
-ImplOpt = Annotated[
-    Optional[list[str]],  # noqa: UP007
-    typer.Option("--impl", "-i", help="implementation id (repeatable; default: all)"),
-]
+workload_arg = click.argument("workload", required=False)
+impl_opt = click.option(
+    "--impl", "-i", "impl", multiple=True, help="implementation id (repeatable; default: all)"
+)
+json_opt = click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 
 
 def usage_error(message: str) -> click.UsageError:
     return click.UsageError(message)
 
 
-def select(workload: str | None, impls: list[str] | None) -> list[Impl]:
+def select(workload: str | None, impls: tuple[str, ...] | list[str] | None) -> list[Impl]:
     try:
-        chosen = registry.select(workload, impls)
+        chosen = registry.select(workload, list(impls) or None)
     except ManifestError as e:
         raise usage_error(str(e)) from None
     if impls and not chosen:
@@ -83,16 +69,15 @@ def progress() -> Progress:
 def doctor() -> None:
     """Check toolchains, packages, CPUs and pinning; print the exact fix for each problem."""
     problems = doctor_mod.run(out)
-    raise typer.Exit(1 if problems else 0)
+    sys.exit(1 if problems else 0)
 
 
 @app.command("list")
-def list_cmd(
-    workload: WorkloadArg = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable array")] = False,
-) -> None:
+@workload_arg
+@json_opt
+def list_cmd(workload: str | None, as_json: bool) -> None:
     """List every workload and implementation from the manifests."""
-    chosen = select(workload, None)
+    chosen = select(workload, ())
     if as_json:
         out.print_json(json.dumps([i.as_json() for i in chosen]))
         return
@@ -134,10 +119,12 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
 
 
 @app.command("build")
-def build_cmd(workload: WorkloadArg = None, impl: ImplOpt = None) -> None:
+@workload_arg
+@impl_opt
+def build_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
     """Build implementations (and drivers) with the release flags of profiles.toml."""
     built = do_build(select(workload, impl))
-    raise typer.Exit(0 if all(r.ok for r in built) else 1)
+    sys.exit(0 if all(r.ok for r in built) else 1)
 
 
 def do_verify(chosen: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify.Verdict]:
@@ -182,32 +169,31 @@ def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
 
 
 @app.command("verify")
-def verify_cmd(workload: WorkloadArg = None, impl: ImplOpt = None) -> None:
+@workload_arg
+@impl_opt
+def verify_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
     """Run the conformance suite against implementations; exit 0 only if all selected pass."""
     chosen = select(workload, impl)
     verdicts = do_verify(chosen, paths.BUILD / "verify")
-    raise typer.Exit(0 if all(v.ok for v in verdicts.values()) else 1)
+    sys.exit(0 if all(v.ok for v in verdicts.values()) else 1)
 
 
 @app.command()
-def bench(
-    workload: WorkloadArg = None,
-    scenario: Annotated[
-        Optional[list[str]],  # noqa: UP007
-        typer.Option("--scenario", "-s", help="scenario name (repeatable; default: all)"),
-    ] = None,
-    impl: ImplOpt = None,
-    profile: Annotated[Profile, typer.Option(help="repetitions and sizes")] = Profile.quick,
-    placement: Annotated[
-        PlacementMode, typer.Option(help="split: driver and implementation on separate CPUs")
-    ] = PlacementMode.split,
-    json_path: Annotated[
-        Optional[Path],  # noqa: UP007
-        typer.Option("--json", help="also write results.json here"),
-    ] = None,
-    no_build: Annotated[bool, typer.Option("--no-build", help="use the binaries as they are")] = False,
-    seed: Annotated[Optional[int], typer.Option(help="seed for the trial order")] = None,  # noqa: UP007
-) -> None:
+@workload_arg
+@click.option("--scenario", "-s", multiple=True, help="scenario name (repeatable; default: all)")
+@impl_opt
+@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
+              help="repetitions and sizes (workload.toml)")
+@click.option("--placement", type=click.Choice(runner.PLACEMENTS), default="split",
+              show_default=True,
+              help="split: driver and implementation on separate CPUs; same: one CPU; "
+                   "none: unpinned")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="also write results.json here")
+@click.option("--no-build", is_flag=True, help="use the binaries as they are")
+@click.option("--seed", type=int, help="seed for the trial order (default: random)")
+def bench(workload: str | None, scenario: tuple[str, ...], impl: tuple[str, ...], profile: str,
+          placement: str, json_path: Path | None, no_build: bool, seed: int | None) -> None:
     """Build, verify, then measure; write results/<run-id>/ and store the run.
 
     The workload's baseline (and reference, if any) are always measured too: ratios are only
@@ -236,7 +222,7 @@ def bench(
     if not plan:
         raise usage_error(f"no workload has a scenario named {', '.join(scenario or [])}")
     try:
-        where = runner.placement(placement.value)
+        where = runner.placement(placement)
     except runner.HarnessError as e:
         raise usage_error(str(e)) from None
 
@@ -253,26 +239,26 @@ def bench(
         drivers_ok = all(r.ok for n, r in built.items() if n.startswith("driver "))
         if not drivers_ok:
             console.print("[red]a driver failed to build; nothing can be measured[/]")
-            raise typer.Exit(1)
+            sys.exit(1)
     verdicts = do_verify(selected, log_dir)
     measurable = [
         (w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in plan
     ]
-    total = runner.trials_planned(measurable, profile.value)
-    console.print(f"run {run_id}: {total} trials, profile {profile.value}, placement "
+    total = runner.trials_planned(measurable, profile)
+    console.print(f"run {run_id}: {total} trials, profile {profile}, placement "
                   f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
                   f"implementation CPUs {list(where.impl_cpus) or 'any'})")  # fmt: skip
     with progress() as bar:
         task = bar.add_task("measuring", total=total)
         measured = runner.measure(
-            measurable, profile.value, where, log_dir, seed=seed,
+            measurable, profile, where, log_dir, seed=seed,
             on_trial=lambda what: bar.update(task, advance=1, description=what),
         )  # fmt: skip
     if measured.interrupted:
         console.print("[yellow]interrupted: keeping the trials measured so far[/]")
 
     doc = {
-        "run": results.run_header(run_id, command, profile.value, where, started, commit, dirty),
+        "run": results.run_header(run_id, command, profile, where, started, commit, dirty),
         "workloads": [results.workload_entry(w, ss) for w, ss, _ in plan],
         "impls": [results.impl_entry(i) for i in selected],
         "results": [
@@ -298,7 +284,7 @@ def bench(
     out.print(f"results: {paths.rel(json_file)}")
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
     failed = any(r["status"] == "fail" for r in doc["results"])
-    raise typer.Exit(130 if measured.interrupted else (1 if failed else 0))
+    sys.exit(130 if measured.interrupted else (1 if failed else 0))
 
 
 def print_summary(doc: dict) -> None:
@@ -322,10 +308,9 @@ def print_summary(doc: dict) -> None:
 
 
 @app.command("report")
-def report_cmd(
-    run: Annotated[Optional[str], typer.Argument(help="run id or prefix (default: latest)")] = None,  # noqa: UP007
-) -> None:
-    """Re-render the report of a stored run."""
+@click.argument("run", required=False)
+def report_cmd(run: str | None) -> None:
+    """Re-render the report of a stored run (RUN: id or prefix; default: the latest)."""
     from . import report
 
     try:
@@ -338,11 +323,10 @@ def report_cmd(
 
 
 @app.command("metrics")
-def metrics_cmd(
-    workload: WorkloadArg = None,
-    impl: ImplOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable array")] = False,
-) -> None:
+@workload_arg
+@impl_opt
+@json_opt
+def metrics_cmd(workload: str | None, impl: tuple[str, ...], as_json: bool) -> None:
     """Code metrics (lizard) of the source files each manifest names."""
     rows = [code_metrics.measure(i) for i in select(workload, impl)]
     if as_json:
@@ -357,11 +341,12 @@ def metrics_cmd(
 
 
 @app.command()
-def compare(
-    run_a: Annotated[str, typer.Argument(help="the earlier run (id or prefix)")],
-    run_b: Annotated[str, typer.Argument(help="the later run (id or prefix)")],
-) -> None:
-    """Differences between two stored runs that lie outside the noise (non-overlapping CIs)."""
+@click.argument("run_a")
+@click.argument("run_b")
+def compare(run_a: str, run_b: str) -> None:
+    """Differences between two stored runs (RUN_A earlier, RUN_B later) outside the noise.
+
+    A difference counts only when the 95% intervals do not overlap."""
     from . import stats
 
     try:
@@ -386,9 +371,7 @@ def compare(
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
-    except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
+        app(prog_name="msgbench", standalone_mode=False)
     except click.UsageError as e:
         print(f"msgbench: error: {e.format_message()}", file=sys.stderr)
         sys.exit(2)
