@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="$PWD/build/cargo"
 
 cargo fmt --all --check
-cargo clippy --workspace --release --quiet -- -D warnings
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 [ -z "$unformatted" ] || { echo "gofmt: not formatted: $unformatted" >&2; exit 1; }

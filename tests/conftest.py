@@ -7,10 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from msgbench import paths, registry
 
-FAKE_DRIVER = r'''
+FAKE_DRIVER = r"""
 import json, os, sys
 # A stand-in for a real driver: reports a latency that depends on the implementation's argv,
 # so tests can check that samples land on the right implementation. "fail" in argv = a failing
@@ -28,7 +27,7 @@ latency = float(host[-1])
 print(json.dumps({"latency_us": {"p50": latency, "p99": latency * 2},
                   "host": {"cpu_us_per_op": latency / 10, "maxrss_kb": 1000},
                   "args": argv}))
-'''
+"""
 
 
 @pytest.fixture
@@ -39,7 +38,8 @@ def fake_lab(tmp_path, monkeypatch):
     (toy / "impls").mkdir(parents=True)
     driver = tmp_path / "fake_driver.py"
     driver.write_text(FAKE_DRIVER)
-    (toy / "workload.toml").write_text(textwrap.dedent(f"""
+    (toy / "workload.toml").write_text(
+        textwrap.dedent(f"""
         name = "toy"
         title = "toy workload"
         kind = "stdio"
@@ -57,12 +57,14 @@ def fake_lab(tmp_path, monkeypatch):
         primary = "p50"
         metrics = ["p50", "p99"]
         params.smoke = {{ iterations = 7 }}
-    """))
+    """)
+    )
     for impl_id, latency in (("floor", "10"), ("fast", "12"), ("broken", "fail")):
         d = toy / "impls" / impl_id
         d.mkdir()
         (d / "run.sh").write_text("#!/bin/sh\n")
-        (d / "impl.toml").write_text(textwrap.dedent(f"""
+        (d / "impl.toml").write_text(
+            textwrap.dedent(f"""
             id = "{impl_id}"
             language = "c"
             summary = "toy {impl_id}"
@@ -72,7 +74,8 @@ def fake_lab(tmp_path, monkeypatch):
             argv = ["{{impl_dir}}/run.sh", "{latency}"]
             [metrics]
             sources = ["*.sh"]
-        """))
+        """)
+        )
     monkeypatch.setattr(paths, "WORKLOADS", root)
     registry.load.cache_clear()
     yield registry.workload("toy")

@@ -12,7 +12,6 @@ import os
 import subprocess
 
 import pytest
-
 from msgbench import paths, registry
 
 
@@ -25,10 +24,25 @@ def run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     env = {**os.environ, "MSGBENCH_RESULTS": str(results)}
     r = subprocess.run(
-        [str(paths.ROOT / "msgbench"), "bench", "nativemsg", "--impl", "python",
-         "--scenario", "pingpong", "--scenario", "echo-1k", "--profile", "smoke", "--no-build"],
-        capture_output=True, text=True, env=env, timeout=900,
-    )  # fmt: skip
+        [
+            str(paths.ROOT / "msgbench"),
+            "bench",
+            "nativemsg",
+            "--impl",
+            "python",
+            "--scenario",
+            "pingpong",
+            "--scenario",
+            "echo-1k",
+            "--profile",
+            "smoke",
+            "--no-build",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     (run_dir,) = [p for p in results.iterdir() if p.is_dir()]
     return run_dir, json.loads((run_dir / "results.json").read_text()), r.stdout
@@ -38,14 +52,35 @@ def test_results_json_has_the_documented_schema(run):
     _, doc, _ = run
     assert set(doc) >= {"run", "results", "verify", "metrics"}
     header = doc["run"]
-    assert set(header) >= {"id", "started", "commit", "dirty", "profile", "machine",
-                           "toolchains", "flags", "placement"}  # fmt: skip
+    assert set(header) >= {
+        "id",
+        "started",
+        "commit",
+        "dirty",
+        "profile",
+        "machine",
+        "toolchains",
+        "flags",
+        "placement",
+    }
     assert header["placement"]["mode"] == "split"
     assert header["placement"]["driver_cpus"] != header["placement"]["impl_cpus"]
     assert header["flags"]["c"]["cflags"], "the C flags of profiles.toml are recorded"
     for row in doc["results"]:
-        assert set(row) >= {"workload", "scenario", "impl", "metric", "unit", "better", "n",
-                            "median", "ci95", "samples", "status", "reason"}  # fmt: skip
+        assert set(row) >= {
+            "workload",
+            "scenario",
+            "impl",
+            "metric",
+            "unit",
+            "better",
+            "n",
+            "median",
+            "ci95",
+            "samples",
+            "status",
+            "reason",
+        }
 
 
 def test_baseline_is_measured_even_when_not_asked_for(run):
@@ -80,7 +115,7 @@ def test_verify_and_metrics_are_in_the_run(run):
 def test_report_files_are_written_and_self_contained(run):
     run_dir, doc, stdout = run
     html = (run_dir / "report.html").read_text()
-    assert "<svg" in html and "src=\"http" not in html and "href=\"http" not in html
+    assert "<svg" in html and 'src="http' not in html and 'href="http' not in html
     assert (run_dir / "report.md").exists()
     assert "report.html" in stdout
     assert (run_dir / "logs").is_dir()

@@ -6,7 +6,6 @@ import json
 import subprocess
 
 import pytest
-
 from msgbench import paths
 
 LAUNCHER = paths.ROOT / "msgbench"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from msgbench import machine, results, runner
 
 
@@ -11,8 +10,13 @@ def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, m
     counter = tmp_path / "count"
     monkeypatch.setenv("FAKE_DRIVER_COUNTER", str(counter))
     impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
-    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
-                       runner.Placement("none", (), ()), tmp_path / "logs", seed=1)  # fmt: skip
+    m = runner.measure(
+        [(fake_lab, [fake_lab.scenarios["ping"]], impls)],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+        seed=1,
+    )
     reps = fake_lab.repetitions("smoke")
     assert len(counter.read_text().splitlines()) == 2 * (reps + 1)  # warm-up ran too
     for impl in impls:
@@ -26,8 +30,13 @@ def test_trials_interleave_in_a_shuffled_order(fake_lab, tmp_path, monkeypatch):
     counter = tmp_path / "count"
     monkeypatch.setenv("FAKE_DRIVER_COUNTER", str(counter))
     impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
-    runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
-                   runner.Placement("none", (), ()), tmp_path / "logs", seed=3)  # fmt: skip
+    runner.measure(
+        [(fake_lab, [fake_lab.scenarios["ping"]], impls)],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+        seed=3,
+    )
     order = [line.split()[-1] for line in counter.read_text().splitlines()]
     rounds = [order[i : i + 2] for i in range(0, len(order), 2)]
     assert all(sorted(r) == ["10", "12"] for r in rounds), "each round runs every impl once"
@@ -36,12 +45,17 @@ def test_trials_interleave_in_a_shuffled_order(fake_lab, tmp_path, monkeypatch):
 
 def test_failing_impl_is_recorded_and_the_others_go_on(fake_lab, tmp_path):
     impls = list(fake_lab.impls.values())
-    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
-                       runner.Placement("none", (), ()), tmp_path / "logs")  # fmt: skip
+    m = runner.measure(
+        [(fake_lab, [fake_lab.scenarios["ping"]], impls)],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+    )
     assert "wrong reply" in m.failures[("toy", "ping", "broken")]
     assert len(m.docs[("toy", "ping", "floor")]) == fake_lab.repetitions("smoke")
-    rows = results.result_rows(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["broken"],
-                               m, None)  # fmt: skip
+    rows = results.result_rows(
+        fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["broken"], m, None
+    )
     assert [(r["status"], r["n"]) for r in rows] == [("fail", 0)]
     ok = results.result_rows(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["fast"], m, None)
     p50 = next(r for r in ok if r["metric"] == "p50")
@@ -51,8 +65,15 @@ def test_failing_impl_is_recorded_and_the_others_go_on(fake_lab, tmp_path):
 
 def test_placement_is_passed_to_the_driver(fake_lab, tmp_path):
     where = runner.Placement("split", (0,), (1,))
-    argv = runner.stdio_trial_argv(fake_lab, fake_lab.scenarios["ping"], fake_lab.impls["fast"],
-                                   "smoke", where, tmp_path / "err.log", 5)  # fmt: skip
+    argv = runner.stdio_trial_argv(
+        fake_lab,
+        fake_lab.scenarios["ping"],
+        fake_lab.impls["fast"],
+        "smoke",
+        where,
+        tmp_path / "err.log",
+        5,
+    )
     assert argv[argv.index("--driver-cpus") + 1] == "0"
     assert argv[argv.index("--host-cpus") + 1] == "1"
     assert argv[argv.index("--iterations") + 1] == "7"
@@ -81,7 +102,11 @@ def test_interrupt_keeps_what_was_measured(fake_lab, tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner, "run_trial", interrupting)
     impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
-    m = runner.measure([(fake_lab, [fake_lab.scenarios["ping"]], impls)], "smoke",
-                       runner.Placement("none", (), ()), tmp_path / "logs")  # fmt: skip
+    m = runner.measure(
+        [(fake_lab, [fake_lab.scenarios["ping"]], impls)],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+    )
     assert m.interrupted
     assert sum(len(d) for d in m.docs.values()) == 2  # rounds 1 done for both, warm-up not kept

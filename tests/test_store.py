@@ -6,23 +6,55 @@ import json
 import sqlite3
 
 import pytest
-
 from msgbench import paths, store
 
 
 def doc(run_id: str, started: str) -> dict:
     return {
-        "run": {"id": run_id, "started": started, "finished": started, "profile": "smoke",
-                "command": "msgbench bench", "commit": "abc", "dirty": False},
+        "run": {
+            "id": run_id,
+            "started": started,
+            "finished": started,
+            "profile": "smoke",
+            "command": "msgbench bench",
+            "commit": "abc",
+            "dirty": False,
+        },
         "results": [
-            {"workload": "w", "scenario": "s", "impl": "c", "metric": "p50", "unit": "µs",
-             "better": "lower", "n": 3, "median": 10.0, "ci95": [9.0, 11.0], "cv": 0.05,
-             "noisy": False, "samples": [9.0, 10.0, 11.0], "status": "ok", "reason": ""},
-            {"workload": "w", "scenario": "s", "impl": "go", "metric": "p50", "unit": "µs",
-             "better": "lower", "n": 0, "median": None, "ci95": None, "cv": None,
-             "noisy": False, "samples": [], "status": "fail", "reason": "conformance"},
+            {
+                "workload": "w",
+                "scenario": "s",
+                "impl": "c",
+                "metric": "p50",
+                "unit": "µs",
+                "better": "lower",
+                "n": 3,
+                "median": 10.0,
+                "ci95": [9.0, 11.0],
+                "cv": 0.05,
+                "noisy": False,
+                "samples": [9.0, 10.0, 11.0],
+                "status": "ok",
+                "reason": "",
+            },
+            {
+                "workload": "w",
+                "scenario": "s",
+                "impl": "go",
+                "metric": "p50",
+                "unit": "µs",
+                "better": "lower",
+                "n": 0,
+                "median": None,
+                "ci95": None,
+                "cv": None,
+                "noisy": False,
+                "samples": [],
+                "status": "fail",
+                "reason": "conformance",
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture

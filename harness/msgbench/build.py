@@ -42,10 +42,15 @@ def cargo_env() -> dict[str, str]:
             "CARGO_PROFILE_RELEASE_LTO": str(rust["lto"]),
             "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": str(rust["codegen_units"]),
             "CARGO_PROFILE_RELEASE_PANIC": str(rust["panic"]),
-            "RUSTFLAGS": f"-C target-cpu={rust['target_cpu']}",
+            "RUSTFLAGS": " ".join(rust["rustflags"]),
         }
     )
     return env
+
+
+def cargo_build_argv(package: str) -> list[str]:
+    target = profiles.load()["rust"]["target"]
+    return ["cargo", "build", "--release", "--target", target, "-p", package]
 
 
 def go_env() -> dict[str, str]:
@@ -60,14 +65,18 @@ def cmake_configure_argv() -> list[str]:
     p = profiles.load()
     c, cpp = p["c"], p["cpp"]
     argv = [
-        "cmake", "-S", str(paths.ROOT), "-B", str(paths.CMAKE_BUILD),
+        "cmake",
+        "-S",
+        str(paths.ROOT),
+        "-B",
+        str(paths.CMAKE_BUILD),
         "-DCMAKE_BUILD_TYPE=Release",
         f"-DCMAKE_C_COMPILER={c['compiler']}",
         f"-DCMAKE_CXX_COMPILER={cpp['compiler']}",
         f"-DCMAKE_C_FLAGS_RELEASE={' '.join(c['cflags'])}",
         f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(cpp['cxxflags'])}",
         f"-DCMAKE_EXE_LINKER_FLAGS_RELEASE={' '.join(sorted(set(c['ldflags'] + cpp['ldflags'])))}",
-    ]  # fmt: skip
+    ]
     if shutil.which("ninja") and not (paths.CMAKE_BUILD / "Makefile").exists():
         argv += ["-G", "Ninja"]
     return argv
@@ -80,9 +89,13 @@ def _run(argv: list[str], log: Path, env: dict | None = None) -> tuple[bool, str
         f.flush()
         try:
             r = subprocess.run(
-                argv, cwd=paths.ROOT, env=env, stdout=f, stderr=subprocess.STDOUT,
+                argv,
+                cwd=paths.ROOT,
+                env=env,
+                stdout=f,
+                stderr=subprocess.STDOUT,
                 timeout=BUILD_TIMEOUT_S,
-            )  # fmt: skip
+            )
         except FileNotFoundError:
             return False, f"{argv[0]} not found (run `msgbench doctor`)"
         except subprocess.TimeoutExpired:
@@ -105,7 +118,7 @@ def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
             return BuildResult(impl.name, False, log, "cmake configure failed")
         ok, msg = _run(["cmake", "--build", str(paths.CMAKE_BUILD), "--target", target], log)
     elif system == "cargo":
-        ok, msg = _run(["cargo", "build", "--release", "-p", target], log, cargo_env())
+        ok, msg = _run(cargo_build_argv(target), log, cargo_env())
     elif system == "go":
         go = profiles.load()["go"]
         out = paths.GO_BIN / Path(impl.executable).name
@@ -128,5 +141,5 @@ def build_driver(workload: Workload) -> BuildResult:
     log = paths.BUILD_LOGS / f"driver-{workload.name}.log"
     log.unlink(missing_ok=True)
     package = Path(workload.driver()[0]).name
-    ok, msg = _run(["cargo", "build", "--release", "-p", package], log, cargo_env())
+    ok, msg = _run(cargo_build_argv(package), log, cargo_env())
     return BuildResult(f"driver {package}", ok, log, msg)

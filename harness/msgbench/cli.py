@@ -57,9 +57,13 @@ def select(workload: str | None, impls: tuple[str, ...] | list[str] | None) -> l
 
 def progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=False,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 # ---------------------------------------------------------------------------------- commands
@@ -84,9 +88,14 @@ def list_cmd(workload: str | None, as_json: bool) -> None:
     table = Table("workload", "impl", "language", "variant", "built", "run")
     for i in chosen:
         j = i.as_json()
-        table.add_row(j["workload"], j["impl"], j["language"], j["variant"] or "-",
-                      "yes" if j["built"] else "no",
-                      shlex.join(paths.rel(a) if a.startswith("/") else a for a in j["run"]))  # fmt: skip
+        table.add_row(
+            j["workload"],
+            j["impl"],
+            j["language"],
+            j["variant"] or "-",
+            "yes" if j["built"] else "no",
+            shlex.join(paths.rel(a) if a.startswith("/") else a for a in j["run"]),
+        )
     out.print(table)
 
 
@@ -157,11 +166,15 @@ def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
                 s = v.tests.get(t, "-")
                 cells.append({"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]"}.get(s, s))
             table.add_row(t, *cells)
-        table.add_row("[b]total[/]", *[
-            f"[red]{v.error}[/]" if v.error else
-            (f"[green]{v.passed} ok[/]" if v.failed == 0 else f"[red]{v.failed} FAIL[/]")
-            for v in row.values()
-        ])  # fmt: skip
+        table.add_row(
+            "[b]total[/]",
+            *[
+                f"[red]{v.error}[/]"
+                if v.error
+                else (f"[green]{v.passed} ok[/]" if v.failed == 0 else f"[red]{v.failed} FAIL[/]")
+                for v in row.values()
+            ],
+        )
         out.print(table)
         for impl_id, v in row.items():
             for f in v.failures:
@@ -182,18 +195,38 @@ def verify_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
 @workload_arg
 @click.option("--scenario", "-s", multiple=True, help="scenario name (repeatable; default: all)")
 @impl_opt
-@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
-              help="repetitions and sizes (workload.toml)")
-@click.option("--placement", type=click.Choice(runner.PLACEMENTS), default="split",
-              show_default=True,
-              help="split: driver and implementation on separate CPUs; same: one CPU; "
-                   "none: unpinned")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="also write results.json here")
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default="quick",
+    show_default=True,
+    help="repetitions and sizes (workload.toml)",
+)
+@click.option(
+    "--placement",
+    type=click.Choice(runner.PLACEMENTS),
+    default="split",
+    show_default=True,
+    help="split: driver and implementation on separate CPUs; same: one CPU; none: unpinned",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="also write results.json here",
+)
 @click.option("--no-build", is_flag=True, help="use the binaries as they are")
 @click.option("--seed", type=int, help="seed for the trial order (default: random)")
-def bench(workload: str | None, scenario: tuple[str, ...], impl: tuple[str, ...], profile: str,
-          placement: str, json_path: Path | None, no_build: bool, seed: int | None) -> None:
+def bench(
+    workload: str | None,
+    scenario: tuple[str, ...],
+    impl: tuple[str, ...],
+    profile: str,
+    placement: str,
+    json_path: Path | None,
+    no_build: bool,
+    seed: int | None,
+) -> None:
     """Build, verify, then measure; write results/<run-id>/ and store the run.
 
     The workload's baseline (and reference, if any) are always measured too: ratios are only
@@ -241,19 +274,23 @@ def bench(workload: str | None, scenario: tuple[str, ...], impl: tuple[str, ...]
             console.print("[red]a driver failed to build; nothing can be measured[/]")
             sys.exit(1)
     verdicts = do_verify(selected, log_dir)
-    measurable = [
-        (w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in plan
-    ]
+    measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in plan]
     total = runner.trials_planned(measurable, profile)
-    console.print(f"run {run_id}: {total} trials, profile {profile}, placement "
-                  f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
-                  f"implementation CPUs {list(where.impl_cpus) or 'any'})")  # fmt: skip
+    console.print(
+        f"run {run_id}: {total} trials, profile {profile}, placement "
+        f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
+        f"implementation CPUs {list(where.impl_cpus) or 'any'})"
+    )
     with progress() as bar:
         task = bar.add_task("measuring", total=total)
         measured = runner.measure(
-            measurable, profile, where, log_dir, seed=seed,
+            measurable,
+            profile,
+            where,
+            log_dir,
+            seed=seed,
             on_trial=lambda what: bar.update(task, advance=1, description=what),
-        )  # fmt: skip
+        )
     if measured.interrupted:
         console.print("[yellow]interrupted: keeping the trials measured so far[/]")
 
@@ -302,8 +339,13 @@ def print_summary(doc: dict) -> None:
                     table.add_row(r["impl"], "-", "-", "0", f"[red]{r['status']}[/] {r['reason']}")
                     continue
                 lo, hi = r["ci95"]
-                table.add_row(r["impl"], f"{r['median']:.4g} {r['unit']}", f"{lo:.4g}–{hi:.4g}",
-                              str(r["n"]), "noisy" if r["noisy"] else "ok")  # fmt: skip
+                table.add_row(
+                    r["impl"],
+                    f"{r['median']:.4g} {r['unit']}",
+                    f"{lo:.4g}–{hi:.4g}",
+                    str(r["n"]),
+                    "noisy" if r["noisy"] else "ok",
+                )
             out.print(table)
 
 
@@ -332,11 +374,20 @@ def metrics_cmd(workload: str | None, impl: tuple[str, ...], as_json: bool) -> N
     if as_json:
         out.print_json(json.dumps(rows))
         return
-    table = Table("workload", "impl", "language", "files", "nloc", "functions", "CCN mean",
-                  "CCN max")  # fmt: skip
+    table = Table(
+        "workload", "impl", "language", "files", "nloc", "functions", "CCN mean", "CCN max"
+    )
     for r in rows:
-        table.add_row(r["workload"], r["impl"], r["language"], str(r["files"]), str(r["nloc"]),
-                      str(r["functions"]), f"{r['ccn_mean']:.2f}", str(r["ccn_max"]))  # fmt: skip
+        table.add_row(
+            r["workload"],
+            r["impl"],
+            r["language"],
+            str(r["files"]),
+            str(r["nloc"]),
+            str(r["functions"]),
+            f"{r['ccn_mean']:.2f}",
+            str(r["ccn_max"]),
+        )
     out.print(table)
 
 
@@ -353,8 +404,11 @@ def compare(run_a: str, run_b: str) -> None:
         a, b = store.load(run_a), store.load(run_b)
     except KeyError as e:
         raise usage_error(str(e.args[0])) from None
-    index = {(r["workload"], r["scenario"], r["impl"], r["metric"]): r
-             for r in a["results"] if r["status"] == "ok"}  # fmt: skip
+    index = {
+        (r["workload"], r["scenario"], r["impl"], r["metric"]): r
+        for r in a["results"]
+        if r["status"] == "ok"
+    }
     table = Table("workload", "scenario", "impl", "metric", "A", "B", "B/A", "verdict")
     for r in b["results"]:
         key = (r["workload"], r["scenario"], r["impl"], r["metric"])
@@ -364,8 +418,13 @@ def compare(run_a: str, run_b: str) -> None:
         verdict = stats.compare(r, ra, r["better"])
         ratio = r["median"] / ra["median"] if ra["median"] else float("nan")
         colour = {"better": "green", "worse": "red"}.get(verdict, "dim")
-        table.add_row(*key, f"{ra['median']:.4g}", f"{r['median']:.4g}", f"{ratio:.3f}",
-                      f"[{colour}]{verdict}[/]")  # fmt: skip
+        table.add_row(
+            *key,
+            f"{ra['median']:.4g}",
+            f"{r['median']:.4g}",
+            f"{ratio:.3f}",
+            f"[{colour}]{verdict}[/]",
+        )
     out.print(table)
 
 

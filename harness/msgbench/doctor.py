@@ -36,14 +36,22 @@ def run(console: Console) -> list[str]:
 
     missing = toolchains.missing_apt_packages()
     fix = f"apt-get install -y {' '.join(missing)}   (or: make setup)" if missing else ""
-    table.add_row("Debian packages", "[red]missing: " + " ".join(missing) + "[/]" if missing
-                  else f"all {len(toolchains.apt_packages())} installed", fix)  # fmt: skip
+    table.add_row(
+        "Debian packages",
+        "[red]missing: " + " ".join(missing) + "[/]"
+        if missing
+        else f"all {len(toolchains.apt_packages())} installed",
+        fix,
+    )
     if missing:
         problems.append(fix)
 
     absent = [m for m in PYTHON_MODULES if importlib.util.find_spec(m) is None]
-    table.add_row("Python modules", "[red]missing: " + " ".join(absent) + "[/]" if absent
-                  else "ok", "make setup" if absent else "")  # fmt: skip
+    table.add_row(
+        "Python modules",
+        "[red]missing: " + " ".join(absent) + "[/]" if absent else "ok",
+        "make setup" if absent else "",
+    )
     if absent:
         problems.append("Python modules missing: make setup")
 
@@ -52,8 +60,11 @@ def run(console: Console) -> list[str]:
     if len(cpus) < 2:
         table.add_row("placement split", "[yellow]needs 2 CPUs[/]", "use --placement same")
     pin_ok = all(pinning_works(c) for c in cpus)
-    table.add_row("CPU pinning", "works" if pin_ok else "[red]refused[/]",
-                  "" if pin_ok else "run outside a restricted cgroup, or --placement none")  # fmt: skip
+    table.add_row(
+        "CPU pinning",
+        "works" if pin_ok else "[red]refused[/]",
+        "" if pin_ok else "run outside a restricted cgroup, or --placement none",
+    )
     if not pin_ok:
         problems.append("CPU pinning refused: use --placement none")
 

@@ -66,8 +66,10 @@ def git_state() -> tuple[str, bool]:
         ).stdout.strip()
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=paths.ROOT, capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            cwd=paths.ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
     except OSError:
         return "unknown", False
     return commit or "unknown", bool(status.strip())

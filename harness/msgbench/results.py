@@ -17,11 +17,18 @@ def new_run_id(commit: str) -> str:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_header(run_id: str, command: str, profile: str, where: Placement, started: str,
-               commit: str, dirty: bool) -> dict:  # fmt: skip
+def run_header(
+    run_id: str,
+    command: str,
+    profile: str,
+    where: Placement,
+    started: str,
+    commit: str,
+    dirty: bool,
+) -> dict:
     return {
         "id": run_id,
         "started": started,
@@ -50,11 +57,14 @@ def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
                 "description": s.description,
                 "primary": s.primary,
                 "metrics": {
-                    m: {k: w.metric_defs[m][k] for k in ("unit", "better", "label")
-                        if k in w.metric_defs[m]}
+                    m: {
+                        k: w.metric_defs[m][k]
+                        for k in ("unit", "better", "label")
+                        if k in w.metric_defs[m]
+                    }
                     for m in dict.fromkeys([s.primary, *s.metrics])
                 },
-            }  # fmt: skip
+            }
             for s in scenarios
         ],
     }
@@ -72,17 +82,31 @@ def impl_entry(impl: Impl) -> dict:
     }
 
 
-def result_rows(w: Workload, s: Scenario, impl: Impl, m: Measurements,
-                verdict: Verdict | None) -> list[dict]:  # fmt: skip
+def result_rows(
+    w: Workload, s: Scenario, impl: Impl, m: Measurements, verdict: Verdict | None
+) -> list[dict]:
     """One row per metric; one status row when the implementation was not measured."""
     key = (w.name, s.name, impl.id)
     base = {"workload": w.name, "scenario": s.name, "impl": impl.id}
 
     def status_row(status: str, reason: str) -> list[dict]:
         d = w.metric_defs[s.primary]
-        return [{**base, "metric": s.primary, "unit": d["unit"], "better": d["better"],
-                 "n": 0, "median": None, "ci95": None, "cv": None, "noisy": False,
-                 "samples": [], "status": status, "reason": reason}]  # fmt: skip
+        return [
+            {
+                **base,
+                "metric": s.primary,
+                "unit": d["unit"],
+                "better": d["better"],
+                "n": 0,
+                "median": None,
+                "ci95": None,
+                "cv": None,
+                "noisy": False,
+                "samples": [],
+                "status": status,
+                "reason": reason,
+            }
+        ]
 
     if verdict is not None and not verdict.ok:
         if verdict.error:
@@ -102,8 +126,18 @@ def result_rows(w: Workload, s: Scenario, impl: Impl, m: Measurements,
         if not samples:
             continue
         summary = stats.summarize(samples, d["better"])
-        rows.append({**base, "metric": metric, "unit": d["unit"], "better": d["better"],
-                     **summary, "samples": samples, "status": "ok", "reason": ""})  # fmt: skip
+        rows.append(
+            {
+                **base,
+                "metric": metric,
+                "unit": d["unit"],
+                "better": d["better"],
+                **summary,
+                "samples": samples,
+                "status": "ok",
+                "reason": "",
+            }
+        )
     return rows
 
 
@@ -111,6 +145,7 @@ def notes(impls: list[Impl]) -> list[dict]:
     out = []
     for impl in impls:
         for scenario, text in impl.notes.items():
-            out.append({"workload": impl.workload, "scenario": scenario, "impl": impl.id,
-                        "text": text})  # fmt: skip
+            out.append(
+                {"workload": impl.workload, "scenario": scenario, "impl": impl.id, "text": text}
+            )
     return out

@@ -36,8 +36,11 @@ class Placement:
     impl_cpus: tuple[int, ...]
 
     def as_json(self) -> dict:
-        return {"mode": self.mode, "driver_cpus": list(self.driver_cpus),
-                "impl_cpus": list(self.impl_cpus)}  # fmt: skip
+        return {
+            "mode": self.mode,
+            "driver_cpus": list(self.driver_cpus),
+            "impl_cpus": list(self.impl_cpus),
+        }
 
 
 def placement(mode: str) -> Placement:
@@ -77,21 +80,37 @@ def _cpus(cpus: tuple[int, ...]) -> str:
     return ",".join(str(c) for c in cpus)
 
 
-def stdio_trial_argv(w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement,
-                     stderr_log: Path, timeout_s: int) -> list[str]:  # fmt: skip
+def stdio_trial_argv(
+    w: Workload,
+    s: Scenario,
+    impl: Impl,
+    profile: str,
+    where: Placement,
+    stderr_log: Path,
+    timeout_s: int,
+) -> list[str]:
     """The driver launches the implementation itself (as a browser launches a host)."""
     argv = [*w.driver(), *s.argv(profile)]
     if where.driver_cpus:
         argv += ["--driver-cpus", _cpus(where.driver_cpus)]
     if where.impl_cpus:
         argv += ["--host-cpus", _cpus(where.impl_cpus)]
-    argv += ["--host-stderr", str(stderr_log), "--timeout-s", str(timeout_s),
-             "--host-cwd", impl.cwd(), "--", *impl.argv()]  # fmt: skip
+    argv += [
+        "--host-stderr",
+        str(stderr_log),
+        "--timeout-s",
+        str(timeout_s),
+        "--host-cwd",
+        impl.cwd(),
+        "--",
+        *impl.argv(),
+    ]
     return argv
 
 
-def run_trial(w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement,
-              log_dir: Path) -> dict:  # fmt: skip
+def run_trial(
+    w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement, log_dir: Path
+) -> dict:
     """Run one trial; return the driver's JSON document or raise TrialFailed."""
     if w.kind != "stdio":
         raise TrialFailed(f"workload kind '{w.kind}' has no trial runner yet")
@@ -101,8 +120,9 @@ def run_trial(w: Workload, s: Scenario, impl: Impl, profile: str, where: Placeme
     with open(log_dir / f"{w.name}-driver.log", "a") as dlog:
         dlog.write(f"$ {' '.join(argv)}\n")
         try:
-            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=dlog, text=True,
-                                  timeout=timeout_s + 30)  # fmt: skip
+            proc = subprocess.run(
+                argv, stdout=subprocess.PIPE, stderr=dlog, text=True, timeout=timeout_s + 30
+            )
         except subprocess.TimeoutExpired:
             raise TrialFailed(f"driver did not finish within {timeout_s + 30} s") from None
         except OSError as e:
@@ -129,9 +149,14 @@ class Measurements:
     interrupted: bool = False
 
 
-def measure(plan: list[tuple[Workload, list[Scenario], list[Impl]]], profile: str,
-            where: Placement, log_dir: Path, seed: int | None = None,
-            on_trial: Callable[[str], None] | None = None) -> Measurements:  # fmt: skip
+def measure(
+    plan: list[tuple[Workload, list[Scenario], list[Impl]]],
+    profile: str,
+    where: Placement,
+    log_dir: Path,
+    seed: int | None = None,
+    on_trial: Callable[[str], None] | None = None,
+) -> Measurements:
     """Run every scenario of the plan: round 0 is the warm-up, then `repetitions` rounds."""
     rng = random.Random(seed)
     out = Measurements()

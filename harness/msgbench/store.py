@@ -48,20 +48,41 @@ def save(doc: dict, db: Path = paths.DATABASE) -> Path:
         con.execute("DELETE FROM results WHERE run_id = ?", (run["id"],))
         con.execute(
             "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
-            (run["id"], run["started"], run.get("finished"), run["profile"], run["command"],
-             run["commit"], int(run["dirty"]), int(run.get("interrupted", False)),
-             json.dumps(doc, ensure_ascii=False)),
-        )  # fmt: skip
+            (
+                run["id"],
+                run["started"],
+                run.get("finished"),
+                run["profile"],
+                run["command"],
+                run["commit"],
+                int(run["dirty"]),
+                int(run.get("interrupted", False)),
+                json.dumps(doc, ensure_ascii=False),
+            ),
+        )
         con.executemany(
             "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
-                (run["id"], r["workload"], r["scenario"], r["impl"], r["metric"], r["unit"],
-                 r["better"], r["n"], r["median"], *(r["ci95"] or [None, None]), r.get("cv"),
-                 int(bool(r.get("noisy"))), r["status"], r.get("reason", ""),
-                 json.dumps(r.get("samples", [])))
+                (
+                    run["id"],
+                    r["workload"],
+                    r["scenario"],
+                    r["impl"],
+                    r["metric"],
+                    r["unit"],
+                    r["better"],
+                    r["n"],
+                    r["median"],
+                    *(r["ci95"] or [None, None]),
+                    r.get("cv"),
+                    int(bool(r.get("noisy"))),
+                    r["status"],
+                    r.get("reason", ""),
+                    json.dumps(r.get("samples", [])),
+                )
                 for r in doc["results"]
             ],
-        )  # fmt: skip
+        )
     return json_path
 
 
@@ -83,5 +104,7 @@ def load(run_id: str | None = None, db: Path = paths.DATABASE) -> dict:
     if len(matches) != 1:
         raise KeyError(f"unknown run '{run_id}' (stored: {', '.join(ids[-5:])})")
     with connect(db) as con:
-        (document,) = con.execute("SELECT document FROM runs WHERE id = ?", (matches[0],)).fetchone()
+        (document,) = con.execute(
+            "SELECT document FROM runs WHERE id = ?", (matches[0],)
+        ).fetchone()
     return json.loads(document)

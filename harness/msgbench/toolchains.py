@@ -34,10 +34,18 @@ TOOLS = [
         r"(\d+\.\d+\.\d+)",
         "make setup  (creates .venv)",
     ),
-    Tool("pkg-config", ["pkg-config", "--version"], r"(\d+\.\d+(?:\.\d+)?)",
-         "apt-get install -y pkg-config"),
-    Tool("clang-format", ["clang-format", "--version"], r"version (\d+\.\d+\.\d+)",
-         "apt-get install -y clang-format"),
+    Tool(
+        "pkg-config",
+        ["pkg-config", "--version"],
+        r"(\d+\.\d+(?:\.\d+)?)",
+        "apt-get install -y pkg-config",
+    ),
+    Tool(
+        "clang-format",
+        ["clang-format", "--version"],
+        r"version (\d+\.\d+\.\d+)",
+        "apt-get install -y clang-format",
+    ),
 ]
 
 

@@ -80,7 +80,9 @@ def parse_junit(xml_path: Path, workload: str, impl_ids: list[str]) -> dict[str,
             v.failed += 1
             v.tests[name] = "FAIL"
             message = (failure.get("message") or failure.text or "").strip()
-            v.failures.append({"test": name, "message": message.splitlines()[0][:300] if message else ""})
+            v.failures.append(
+                {"test": name, "message": message.splitlines()[0][:300] if message else ""}
+            )
         elif skipped is not None:
             v.skipped += 1
             reason = skipped.get("message", "")
@@ -91,7 +93,9 @@ def parse_junit(xml_path: Path, workload: str, impl_ids: list[str]) -> dict[str,
     return verdicts
 
 
-def run(workload: Workload, impls: list[Impl], log_dir: Path, extra_args: list[str] = ()) -> dict[str, Verdict]:
+def run(
+    workload: Workload, impls: list[Impl], log_dir: Path, extra_args: list[str] = ()
+) -> dict[str, Verdict]:
     """Run the suite once for `impls`; a not-built implementation is a verdict with an error."""
     log_dir.mkdir(parents=True, exist_ok=True)
     xml_path = log_dir / f"verify-{workload.name}.xml"
@@ -104,21 +108,32 @@ def run(workload: Workload, impls: list[Impl], log_dir: Path, extra_args: list[s
     if not built:
         return verdicts
     argv = [
-        str(paths.VENV_PYTHON), "-m", "pytest", str(workload.conformance_dir),
-        "-q", "-p", "no:cacheprovider", f"--junitxml={xml_path}",
-        *[a for i in built for a in ("--impl", i.id)], *extra_args,
-    ]  # fmt: skip
+        str(paths.VENV_PYTHON),
+        "-m",
+        "pytest",
+        str(workload.conformance_dir),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={xml_path}",
+        *[a for i in built for a in ("--impl", i.id)],
+        *extra_args,
+    ]
     xml_path.unlink(missing_ok=True)
     with open(log_path, "w") as log:
         try:
-            subprocess.run(argv, cwd=paths.ROOT, stdout=log, stderr=subprocess.STDOUT,
-                           timeout=VERIFY_TIMEOUT_S)  # fmt: skip
+            subprocess.run(
+                argv, cwd=paths.ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=VERIFY_TIMEOUT_S
+            )
         except subprocess.TimeoutExpired:
             pass
     if not xml_path.exists():
         for i in built:
-            verdicts[i.id] = Verdict(workload.name, i.id,
-                                     error=f"conformance suite did not run; see {paths.rel(log_path)}")  # fmt: skip
+            verdicts[i.id] = Verdict(
+                workload.name,
+                i.id,
+                error=f"conformance suite did not run; see {paths.rel(log_path)}",
+            )
         return verdicts
     parsed = parse_junit(xml_path, workload.name, [i.id for i in built])
     for i in built:
