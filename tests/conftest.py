@@ -44,8 +44,11 @@ def fake_lab(tmp_path, monkeypatch):
         title = "toy workload"
         kind = "stdio"
         baseline = "floor"
-        [driver]
+        [drivers.fake]
         argv = ["{sys.executable}", "{driver}"]
+        [drivers.needs_browser]
+        argv = ["{sys.executable}", "{driver}"]
+        requires = ["no-such-browser-xyz"]
         [profiles.smoke]
         repetitions = 3
         [metrics]
@@ -57,6 +60,13 @@ def fake_lab(tmp_path, monkeypatch):
         primary = "p50"
         metrics = ["p50", "p99"]
         params.smoke = {{ iterations = 7 }}
+        [[scenarios]]
+        name = "in-browser"
+        driver = "needs_browser"
+        args = []
+        primary = "p50"
+        metrics = ["p50"]
+        params.smoke = {{}}
     """)
     )
     for impl_id, latency in (("floor", "10"), ("fast", "12"), ("broken", "fail")):

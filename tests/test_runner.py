@@ -110,3 +110,22 @@ def test_interrupt_keeps_what_was_measured(fake_lab, tmp_path, monkeypatch):
     )
     assert m.interrupted
     assert sum(len(d) for d in m.docs.values()) == 2  # rounds 1 done for both, warm-up not kept
+
+
+def test_scenario_whose_driver_needs_a_missing_program_is_skipped_with_reason(fake_lab, tmp_path):
+    impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
+    scenarios = [fake_lab.scenarios["in-browser"], fake_lab.scenarios["ping"]]
+    m = runner.measure(
+        [(fake_lab, scenarios, impls)], "smoke", runner.Placement("none", (), ()), tmp_path / "logs"
+    )
+    assert m.skipped[("toy", "in-browser", "fast")] == (
+        "no-such-browser-xyz not installed (run `make setup`)"
+    )
+    assert ("toy", "in-browser", "fast") not in m.docs
+    assert len(m.docs[("toy", "ping", "fast")]) == fake_lab.repetitions("smoke")
+    rows = results.result_rows(
+        fake_lab, fake_lab.scenarios["in-browser"], fake_lab.impls["fast"], m, None
+    )
+    assert [(r["status"], r["reason"]) for r in rows] == [
+        ("skipped", "no-such-browser-xyz not installed (run `make setup`)")
+    ]

@@ -137,9 +137,14 @@ def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
     return BuildResult(impl.name, ok, log, msg)
 
 
-def build_driver(workload: Workload) -> BuildResult:
-    log = paths.BUILD_LOGS / f"driver-{workload.name}.log"
-    log.unlink(missing_ok=True)
-    package = Path(workload.driver()[0]).name
-    ok, msg = _run(cargo_build_argv(package), log, cargo_env())
-    return BuildResult(f"driver {package}", ok, log, msg)
+def build_drivers(workload: Workload) -> list[BuildResult]:
+    """Build every compiled driver of a workload (interpreted ones need nothing)."""
+    out = []
+    for d in workload.drivers.values():
+        if d.build.get("system") != "cargo":
+            continue
+        log = paths.BUILD_LOGS / f"driver-{workload.name}-{d.name}.log"
+        log.unlink(missing_ok=True)
+        ok, msg = _run(cargo_build_argv(d.build["target"]), log, cargo_env())
+        out.append(BuildResult(f"driver {d.build['target']}", ok, log, msg))
+    return out

@@ -113,7 +113,7 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
         if with_drivers:
             for name in sorted(workloads):
                 bar.update(task, description=f"building driver {name}")
-                results_.append(builder.build_driver(registry.workload(name)))
+                results_.extend(builder.build_drivers(registry.workload(name)))
                 bar.advance(task)
         for impl in chosen:
             bar.update(task, description=f"building {impl.name}")

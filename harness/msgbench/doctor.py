@@ -72,9 +72,15 @@ def run(console: Console) -> list[str]:
         for impl in w.impls.values():
             if not impl.built:
                 table.add_row(f"{impl.name}", "[yellow]not built[/]", f"msgbench build {w.name}")
-        drv = w.driver()
-        if drv and not os.path.exists(drv[0]):
-            table.add_row(f"driver {w.name}", "[yellow]not built[/]", f"msgbench build {w.name}")
+        for d in w.drivers.values():
+            for program in d.missing():
+                fix = f"apt-get install -y {program}   (or: make setup)"
+                table.add_row(f"{w.name} driver {d.name}", f"[yellow]{program} missing[/]", fix)
+            exe = w.driver(d.name)[0]
+            if d.build.get("system") == "cargo" and not os.path.exists(exe):
+                table.add_row(
+                    f"{w.name} driver {d.name}", "[yellow]not built[/]", f"msgbench build {w.name}"
+                )
     console.print(table)
     if problems:
         console.print(f"[red]{len(problems)} problem(s)[/]; run the fixes above, or `make setup`.")

@@ -6,6 +6,7 @@ Adding an implementation is adding a folder with an impl.toml; nothing here name
 from __future__ import annotations
 
 import glob
+import shutil
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -115,8 +116,22 @@ class Impl:
 
 
 @dataclass
+class Driver:
+    """A load generator: a program run once per trial (see docs/decisions.md, Drivers)."""
+
+    name: str
+    argv: list[str]
+    build: dict  # {"system": "cargo", "target": package} or {"system": "none"}
+    requires: list[str]  # programs that must be on PATH, e.g. chromium; else scenarios skip
+
+    def missing(self) -> list[str]:
+        return [p for p in self.requires if shutil.which(p) is None]
+
+
+@dataclass
 class Scenario:
     name: str
+    driver: str
     description: str
     args: list[str]
     params: dict[str, dict]
@@ -137,7 +152,7 @@ class Workload:
     kind: str
     baseline: str
     reference: str
-    driver_argv: list[str]
+    drivers: dict[str, Driver]
     metric_defs: dict[str, dict]
     profiles: dict[str, dict]
     scenarios: dict[str, Scenario]
@@ -148,8 +163,10 @@ class Workload:
     def conformance_dir(self) -> Path:
         return self.dir / "conformance"
 
-    def driver(self) -> list[str]:
-        return expand(self.driver_argv, template_vars(self))
+    def driver(self, name: str | None = None) -> list[str]:
+        """The argv of a driver (default: the workload's first driver)."""
+        d = self.drivers[name] if name else next(iter(self.drivers.values()))
+        return expand(d.argv, template_vars(self))
 
     def repetitions(self, profile: str) -> int:
         return int(self.profiles[profile]["repetitions"])
@@ -201,10 +218,27 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
 
 def _load_workload(manifest: Path) -> Workload:
     data = _load_toml(manifest)
+    drivers = {}
+    for name, d in data.get("drivers", {}).items():
+        drivers[name] = Driver(
+            name=name,
+            argv=_require(d, "argv", manifest),
+            build=d.get("build", {"system": "none"}),
+            requires=d.get("requires", []),
+        )
+    if not drivers:
+        raise ManifestError(f"{paths.rel(manifest)}: no [drivers.<name>] table")
     scenarios = {}
     for s in data.get("scenarios", []):
+        driver = s.get("driver", next(iter(drivers)))
+        if driver not in drivers:
+            raise ManifestError(
+                f"{paths.rel(manifest)}: scenario {s['name']}: unknown driver '{driver}' "
+                f"(valid: {', '.join(drivers)})"
+            )
         scenarios[s["name"]] = Scenario(
             name=s["name"],
+            driver=driver,
             description=s.get("description", ""),
             args=s.get("args", []),
             params=s.get("params", {}),
@@ -223,7 +257,7 @@ def _load_workload(manifest: Path) -> Workload:
         kind=data.get("kind", "stdio"),
         baseline=data.get("baseline", ""),
         reference=data.get("reference", ""),
-        driver_argv=data.get("driver", {}).get("argv", []),
+        drivers=drivers,
         metric_defs=metric_defs,
         profiles=data.get("profiles", {}),
         scenarios=scenarios,

@@ -113,6 +113,8 @@ def result_rows(
             return status_row("skipped" if "not built" in verdict.error else "fail", verdict.error)
         names = ", ".join(f["test"] for f in verdict.failures[:3])
         return status_row("fail", f"conformance: {verdict.failed} failed ({names})")
+    if key in m.skipped:
+        return status_row("skipped", m.skipped[key])
     if key in m.failures:
         return status_row("fail", m.failures[key])
     docs = m.docs.get(key, [])

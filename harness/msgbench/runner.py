@@ -90,7 +90,7 @@ def stdio_trial_argv(
     timeout_s: int,
 ) -> list[str]:
     """The driver launches the implementation itself (as a browser launches a host)."""
-    argv = [*w.driver(), *s.argv(profile)]
+    argv = [*w.driver(s.driver), *s.argv(profile)]
     if where.driver_cpus:
         argv += ["--driver-cpus", _cpus(where.driver_cpus)]
     if where.impl_cpus:
@@ -146,6 +146,7 @@ class Measurements:
 
     docs: dict[tuple[str, str, str], list[dict]] = field(default_factory=dict)
     failures: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    skipped: dict[tuple[str, str, str], str] = field(default_factory=dict)
     interrupted: bool = False
 
 
@@ -165,6 +166,13 @@ def measure(
         for w, scenarios, impls in plan:
             reps = w.repetitions(profile)
             for s in scenarios:
+                missing = w.drivers[s.driver].missing()
+                if missing:  # e.g. no browser: skipped with the reason, never silently
+                    for impl in impls:
+                        out.skipped[(w.name, s.name, impl.id)] = (
+                            f"{', '.join(missing)} not installed (run `make setup`)"
+                        )
+                    continue
                 for round_no in range(reps + 1):
                     order = list(impls)
                     rng.shuffle(order)
