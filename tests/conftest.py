@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from msgbench import paths, registry
 
 FAKE_DRIVER = r"""

@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import pytest
+
 from msgbench import paths, registry
 
 

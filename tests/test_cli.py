@@ -6,6 +6,7 @@ import json
 import subprocess
 
 import pytest
+
 from msgbench import paths
 
 LAUNCHER = paths.ROOT / "msgbench"

@@ -359,3 +359,21 @@ def test_latency_and_sweep_charts():
     }
     svg = charts.sweep_chart(IMPL_SET, series, "clients", "µs", "p50", "lower", logx=True)
     assert svg.startswith("<svg") and "rust-tokio" in svg and "clients" in svg
+
+
+def test_declared_targets_are_checked_against_the_run(sample: dict) -> None:
+    """c is 10.3/8.95 = 1.15x the floor on pingpong p50 and go 13.9/8.95 = 1.55x: with a bound
+    of 1.3x, c meets it and go misses it; a throughput bound uses min_ratio."""
+    doc = copy.deepcopy(sample)
+    doc["workloads"][0]["targets"] = [
+        {"scenario": "pingpong", "metric": "p50", "impls": ["c", "go"], "max_ratio": 1.3},
+        {"scenario": "pingpong", "metric": "p50", "impls": ["nosuch"], "max_ratio": 1.3},
+    ]
+    md_text = report.render_md(doc)
+    section = md_text.split("Targets", 1)[1].split("###", 1)[0]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| pingpong")]
+    c_line = next(ln for ln in lines if "| c |" in ln)
+    go_line = next(ln for ln in lines if "| go |" in ln)
+    assert "1.15×" in c_line and "met" in c_line and "MISSED" not in c_line
+    assert "1.55×" in go_line and "MISSED" in go_line
+    assert "not measured" in next(ln for ln in lines if "nosuch" in ln)

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+
 from msgbench import paths, store
 
 

@@ -157,6 +157,7 @@ class Workload:
     profiles: dict[str, dict]
     scenarios: dict[str, Scenario]
     template_values: dict[str, str]
+    targets: list[dict]  # [[targets]]: bounds on implementation ÷ baseline, shown in reports
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -262,6 +263,7 @@ def _load_workload(manifest: Path) -> Workload:
         profiles=data.get("profiles", {}),
         scenarios=scenarios,
         template_values=data.get("templates", {}),
+        targets=data.get("targets", []),
     )
     for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
         impl = _load_impl(w, impl_manifest)

@@ -584,6 +584,59 @@ def _code_table(wl: dict, impls: list[ImplInfo], results: dict, outcomes: dict) 
     return Table(headers, rows, [False] + [True] * (len(headers) - 1), caption=caption, cls="code")
 
 
+def _targets_table(wl: dict, outcomes: dict) -> Table | None:
+    """The workload's declared targets (workload.toml [[targets]]): each a bound on the ratio
+    implementation ÷ baseline for one metric, checked against this run's measurements."""
+    targets = wl.get("targets") or []
+    baseline = wl.get("baseline") or ""
+    if not targets or not baseline:
+        return None
+    rows: list[list[Cell]] = []
+    for t in targets:
+        scen, metric = t["scenario"], t["metric"]
+        base = outcomes.get((scen, baseline))
+        for impl in t.get("impls", []):
+            o = outcomes.get((scen, impl))
+            lo_bound, hi_bound = t.get("min_ratio"), t.get("max_ratio")
+            bound = (f"≤ {fmt_num(hi_bound)}×" if hi_bound is not None else "") + (
+                f"≥ {fmt_num(lo_bound)}×" if lo_bound is not None else ""
+            )
+            head = [Cell(scen), Cell(_short_metric(metric)), Cell(impl, "impl"), Cell(bound, "num")]
+            if o is None or (scen, baseline) not in outcomes:
+                rows.append([*head, Cell("—", "num muted"), Cell("not measured", "skip")])
+                continue
+            if o.status != "ok" or base is None or base.status != "ok":
+                rows.append([*head, Cell("—", "num muted"), _status_cell(o)])
+                continue
+            r = _ratio(o.rows.get(metric), base.rows.get(metric))
+            if r is None:
+                rows.append([*head, Cell("—", "num muted"), Cell("no data", "skip")])
+                continue
+            text, sub = _ratio_text(r)
+            ratio = r["ratio"]
+            met = (hi_bound is None or ratio <= hi_bound) and (
+                lo_bound is None or ratio >= lo_bound
+            )
+            ci = r.get("ci95")
+            sure = ci is not None and (
+                (hi_bound is None or ci[1] <= hi_bound) and (lo_bound is None or ci[0] >= lo_bound)
+                if met
+                else (hi_bound is not None and ci[0] > hi_bound)
+                or (lo_bound is not None and ci[1] < lo_bound)
+            )
+            verdict = ("met" if met else "MISSED") + ("" if sure else " (CI crosses the bound)")
+            rows.append(
+                [*head, Cell(text, "num", sub=sub), Cell(verdict, "pass" if met else "fail")]
+            )
+    return Table(
+        ["scenario", "metric", "implementation", "target", "÷ baseline [95% CI]", "verdict"],
+        rows,
+        [False, False, False, True, True, False],
+        caption="targets declared in workload.toml, checked against this run; "
+        "see Notes for the reasons behind a missed target",
+    )
+
+
 def _traits_table(impls: list[ImplInfo]) -> Table | None:
     keys: list[str] = []
     for imp in impls:
@@ -703,6 +756,11 @@ def build(results: dict, with_charts: bool = True) -> Doc:
             if with_charts:
                 doc.blocks.append(Charts(_scenario_charts(wl, scen, defs, impls, outcomes)))
             doc.blocks.append(_full_table(scen, defs, impls, outcomes))
+
+        targets = _targets_table(wl, outcomes)
+        if targets:
+            doc.heading(3, "Targets", _slug(name, "targets"))
+            doc.blocks.append(targets)
 
         doc.heading(3, "Conformance", _slug(name, "conformance"))
         matrix, failures = _conformance(wl, impls, results)

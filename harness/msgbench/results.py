@@ -51,6 +51,7 @@ def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
         "title": w.title,
         "baseline": w.baseline,
         "reference": w.reference,
+        "targets": [t for t in w.targets if t["scenario"] in {s.name for s in scenarios}],
         "scenarios": [
             {
                 "name": s.name,
