@@ -5,18 +5,17 @@ waits on a host that is itself waiting for input. Exit status: 0 when stdin ends
 boundary, 1 when the stream breaks (EOF inside a frame, oversized length, read/write error).
 """
 
-import os
+import sys
 
-from framing import FrameReader, FramingError, fd_readinto, write_frame
+from framing import FrameReader, FramingError, fd_readinto, fd_write, write_frame
 from protocol import handle
 
 STDIN = 0
-STDOUT = 1  # written with os.writev: sys.stdout is a buffered text stream and stays unused
-STDERR = 2
+STDOUT = 1  # raw writes only: sys.stdout is a buffered text stream and stays unused
 
 
-def serve(reader, out_fd=STDOUT):
-    """Answer every frame from `reader` on `out_fd`; return at clean EOF."""
+def serve(reader, write):
+    """Answer every frame from `reader` through `write`; return at clean EOF."""
     read_frame = reader.read_frame
     while True:
         try:
@@ -27,26 +26,29 @@ def serve(reader, out_fd=STDOUT):
             return
         reply = handle(body)
         try:
-            write_frame(out_fd, reply)
+            write_frame(write, reply)
         except OSError as e:
             raise FramingError(f"cannot write stdout: {e.strerror or e}") from None
 
 
 def fail(message):
-    """One line on stderr (the browser's log), unbuffered; stdout carries frames only."""
+    """One line on stderr (the browser's log); stdout carries frames only. Returns status 1."""
     try:
-        os.write(STDERR, f"nativemsg-python: {message}\n".encode(errors="backslashreplace"))
-    except OSError:
-        pass  # no stderr to report to; the exit status still says it
+        sys.stderr.write(f"nativemsg-python: {message}\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass  # stderr is closed or gone (None): the exit status still tells
     return 1
 
 
 def main():
     """Serve stdin/stdout; return the process exit status."""
     try:
-        serve(FrameReader(fd_readinto(STDIN)))
+        serve(FrameReader(fd_readinto(STDIN)), fd_write(STDOUT))
     except FramingError as e:
         return fail(e)
+    except OSError as e:  # from setting up: fd 0 or 1 is not open (serve reports its own)
+        return fail(f"cannot use stdin/stdout: {e.strerror or e}")
     except KeyboardInterrupt:
         return fail("interrupted")
     except Exception as e:  # a bug or out of memory: still one line and status 1, no traceback

@@ -6,9 +6,8 @@ import sys
 import threading
 import tracemalloc
 
-import pytest
-
 import framing
+import pytest
 from framing import (
     HEADER_SIZE,
     MAX_REPLY,
@@ -16,6 +15,7 @@ from framing import (
     FrameReader,
     FramingError,
     fd_readinto,
+    fd_write,
     write_frame,
 )
 
@@ -84,7 +84,7 @@ def written(body: bytes) -> bytes:
     t = threading.Thread(target=drain)
     t.start()
     try:
-        write_frame(w, body)
+        write_frame(fd_write(w), body)
     finally:
         os.close(w)
         t.join()
@@ -98,7 +98,7 @@ def test_write_frame_length_counts_bytes_not_characters():
     assert written(body) == b"\x20\x00\x00\x00" + body
 
 
-@pytest.mark.parametrize("size", [0, 1, 13, framing.SMALL_REPLY, framing.SMALL_REPLY + 1])
+@pytest.mark.parametrize("size", [0, 1, 13, 65535, 65536, 300_000])
 def test_write_frame_small_and_large(size):
     body = b"x" * size
     assert written(body) == frame(body)
@@ -111,9 +111,10 @@ def test_write_frame_accepts_exactly_one_mib():
 
 def test_write_frame_refuses_more_than_one_mib():
     r, w = os.pipe()
+    os.set_blocking(w, False)  # nobody reads: a write must fail fast, not hang the test
     try:
         with pytest.raises(FramingError, match="exceeds"):
-            write_frame(w, b"x" * (MAX_REPLY + 1))
+            write_frame(fd_write(w), b"x" * (MAX_REPLY + 1))
         os.close(w)
         assert os.read(r, 16) == b""  # nothing at all was written
     finally:
@@ -121,23 +122,32 @@ def test_write_frame_refuses_more_than_one_mib():
 
 
 @pytest.mark.parametrize("first", [0, 1, 3, 4, 5, 20])
-def test_write_frame_finishes_a_partial_write(monkeypatch, first):
+def test_write_frame_finishes_a_partial_write(first):
     """A write interrupted by a signal after `first` bytes; the rest dribbles out 7 at a time."""
     out = bytearray()
     calls = []
 
-    def partial(data):
+    def write(data):
         n = first if not calls else min(7, len(data))
         calls.append(n)
-        out.extend(data[:n])
+        out.extend(bytes(data)[:n])
         return n
 
-    monkeypatch.setattr(framing.os, "writev", lambda fd, bufs: partial(b"".join(bufs)))
-    monkeypatch.setattr(framing.os, "write", lambda fd, data: partial(bytes(data)))
     body = b'{"op":"pong","pad":"' + b"y" * 40 + b'"}'
-    write_frame(1, body)
+    write_frame(write, body)
     assert bytes(out) == frame(body)
     assert len(calls) > 1
+
+
+def test_write_frame_sends_header_and_body_in_one_write():
+    calls = []
+    write_frame(lambda data: calls.append(bytes(data)) or len(data), b'{"op":"pong"}')
+    assert calls == [frame(b'{"op":"pong"}')]
+
+
+def test_write_frame_on_a_full_non_blocking_stdout_is_an_error():
+    with pytest.raises(FramingError, match="non-blocking"):
+        write_frame(lambda data: None, b"{}")
 
 
 # --- reading -------------------------------------------------------------------------------
