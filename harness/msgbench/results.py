@@ -148,6 +148,7 @@ def notes(impls: list[Impl]) -> list[dict]:
     out = []
     for impl in impls:
         for scenario, text in impl.notes.items():
+            scenario = "" if scenario == "*" else scenario  # "*": about every scenario
             out.append(
                 {"workload": impl.workload, "scenario": scenario, "impl": impl.id, "text": text}
             )
