@@ -144,11 +144,14 @@ def result_rows(
     return rows
 
 
-def notes(impls: list[Impl]) -> list[dict]:
+def notes(impls: list[Impl], scenarios: set[str]) -> list[dict]:
+    """The manifests' notes about the scenarios of this run ("*": about every scenario)."""
     out = []
     for impl in impls:
         for scenario, text in impl.notes.items():
-            scenario = "" if scenario == "*" else scenario  # "*": about every scenario
+            if scenario != "*" and scenario not in scenarios:
+                continue
+            scenario = "" if scenario == "*" else scenario
             out.append(
                 {"workload": impl.workload, "scenario": scenario, "impl": impl.id, "text": text}
             )
