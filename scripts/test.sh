@@ -22,4 +22,4 @@ cmake --build build/cmake
 ctest --test-dir build/cmake --output-on-failure
 
 step "harness, Python unit tests and conformance suites (pytest)"
-.venv/bin/pytest -q tests workloads/*/impls/python*/tests workloads/*/conformance
+.venv/bin/pytest -q tests workloads/*/impls/python*/tests workloads/*/conformance workloads/*/browser/tests

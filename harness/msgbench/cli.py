@@ -307,7 +307,8 @@ def bench(
         ],
         "verify": [v.as_json() for v in verdicts.values()],
         "metrics": [code_metrics.measure(i) for i in selected],
-        "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss}),
+        "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss})
+        + results.driver_context(measured),
     }
     doc["run"]["finished"] = results.now()
     doc["run"]["interrupted"] = measured.interrupted

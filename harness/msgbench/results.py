@@ -144,6 +144,30 @@ def result_rows(
     return rows
 
 
+# String fields a driver may report about how it measured (e.g. the browser driver: where
+# latency was timed, where the host actually ran); kept in the run so reports can say so.
+CONTEXT_FIELDS = ("measured_in", "host_placement")
+
+
+def driver_context(m: Measurements) -> list[dict]:
+    """One note per (scenario, field, value) that the drivers reported, naming the impls."""
+    seen: dict[tuple[str, str, str, str], list[str]] = {}
+    for (workload, scenario, impl), docs in m.docs.items():
+        for field_name in CONTEXT_FIELDS:
+            value = docs[0].get(field_name)
+            if isinstance(value, str) and value:
+                seen.setdefault((workload, scenario, field_name, value), []).append(impl)
+    return [
+        {
+            "workload": w,
+            "scenario": s,
+            "impl": "",
+            "text": f"{f.replace('_', ' ')}: {v} ({', '.join(sorted(impls))})",
+        }
+        for (w, s, f, v), impls in sorted(seen.items())
+    ]
+
+
 def notes(impls: list[Impl], scenarios: set[str]) -> list[dict]:
     """The manifests' notes about the scenarios of this run ("*": about every scenario)."""
     out = []
