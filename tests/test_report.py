@@ -377,3 +377,23 @@ def test_declared_targets_are_checked_against_the_run(sample: dict) -> None:
     assert "1.15×" in c_line and "met" in c_line and "MISSED" not in c_line
     assert "1.55×" in go_line and "MISSED" in go_line
     assert "not measured" in next(ln for ln in lines if "nosuch" in ln)
+
+
+def test_side_by_side_compares_two_scenarios_per_implementation(sample: dict) -> None:
+    """echo-1k beside echo-64k (both in the fixture): one row per implementation with both
+    medians and the ratio b ÷ a computed from this run's rows."""
+    doc = copy.deepcopy(sample)
+    doc["workloads"][0]["side_by_side"] = [
+        {"title": "small beside large", "scenarios": ["echo-1k", "echo-64k"], "metric": "p50"}
+    ]
+    rows = {
+        (r["scenario"], r["impl"]): r["median"]
+        for r in doc["results"]
+        if r["metric"] == "p50" and r["status"] == "ok"
+    }
+    md_text = report.render_md(doc)
+    section = md_text.split("small beside large", 1)[1].split("###", 1)[0]
+    rust_line = next(ln for ln in section.splitlines() if ln.startswith("| rust"))
+    expected = rows[("echo-64k", "rust")] / rows[("echo-1k", "rust")]
+    assert f"{fmt_num(expected)}×" in rust_line
+    assert fmt_value(rows[("echo-1k", "rust")], "µs") in rust_line

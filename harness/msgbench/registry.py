@@ -158,6 +158,7 @@ class Workload:
     scenarios: dict[str, Scenario]
     template_values: dict[str, str]
     targets: list[dict]  # [[targets]]: bounds on implementation ÷ baseline, shown in reports
+    side_by_side: list[dict]  # [[side_by_side]]: two scenarios' metric compared per impl
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -264,6 +265,7 @@ def _load_workload(manifest: Path) -> Workload:
         scenarios=scenarios,
         template_values=data.get("templates", {}),
         targets=data.get("targets", []),
+        side_by_side=data.get("side_by_side", []),
     )
     for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
         impl = _load_impl(w, impl_manifest)

@@ -584,6 +584,68 @@ def _code_table(wl: dict, impls: list[ImplInfo], results: dict, outcomes: dict) 
     return Table(headers, rows, [False] + [True] * (len(headers) - 1), caption=caption, cls="code")
 
 
+def _side_by_side(
+    wl: dict, impls: list[ImplInfo], outcomes: dict, with_charts: bool
+) -> list[Block]:
+    """workload.toml [[side_by_side]]: the same metric of two scenarios that measure the same
+    thing two ways (e.g. the lab's driver vs a real browser), per implementation, same run."""
+    blocks: list[Block] = []
+    scen_by_name = {sc["name"]: sc for sc in wl.get("scenarios", [])}
+    for pair in wl.get("side_by_side") or []:
+        a, b = pair["scenarios"]
+        metric = pair["metric"]
+        if a not in scen_by_name or b not in scen_by_name:
+            continue
+        unit = scen_by_name[a].get("metrics", {}).get(metric, {}).get("unit", "")
+        better = scen_by_name[a].get("metrics", {}).get(metric, {}).get("better", "lower")
+        label = _short_metric(metric)
+        blocks.append(Heading(4, pair.get("title", f"{a} beside {b}")))
+        if pair.get("description"):
+            blocks.append(Para(pair["description"], "muted"))
+        rows = []
+        for imp in impls:
+            oa, ob = outcomes.get((a, imp.id)), outcomes.get((b, imp.id))
+            if oa is None and ob is None:
+                continue
+            ra = oa.rows.get(metric) if oa and oa.status == "ok" else None
+            rb = ob.rows.get(metric) if ob and ob.status == "ok" else None
+            cells = [_impl_cell(imp)]
+            cells.append(_value_cell(ra, unit) if ra else _status_cell(oa))
+            cells.append(_value_cell(rb, unit) if rb else _status_cell(ob))
+            r = _ratio(rb, ra)
+            text, sub = _ratio_text(r)
+            cells.append(Cell(text, "num", sub=sub))
+            diff = (rb["median"] - ra["median"]) if ra and rb else None
+            cells.append(Cell(fmt_value(diff, unit) if diff is not None else "—", "num"))
+            rows.append(cells)
+        blocks.append(
+            Table(
+                ["implementation", f"{a} {label}", f"{b} {label}", f"{b} ÷ {a}", "difference"],
+                rows,
+                [False, True, True, True, True],
+                caption=f"{label}: median [95% CI] of each scenario in this run; the ratio's CI "
+                "by bootstrap over both sets of trials",
+            )
+        )
+        if with_charts:
+            items = []
+            for scen in (a, b):
+                present = [i for i in impls if (scen, i.id) in outcomes]
+                values = {i.id: outcomes[(scen, i.id)].est(metric) for i in present}
+                missing = {
+                    i.id: outcomes[(scen, i.id)].status
+                    for i in present
+                    if outcomes[(scen, i.id)].status != "ok"
+                }
+                svg = charts.bar_chart(
+                    [i.chart for i in present], values, unit, label, better,
+                    title=f"{scen}: {label}", missing=missing,
+                )  # fmt: skip
+                items.append((f"{scen}: {label} per implementation, 95% CI", svg))
+            blocks.append(Charts(items))
+    return blocks
+
+
 def _targets_table(wl: dict, outcomes: dict) -> Table | None:
     """The workload's declared targets (workload.toml [[targets]]): each a bound on the ratio
     implementation ÷ baseline for one metric, checked against this run's measurements."""
@@ -757,6 +819,11 @@ def build(results: dict, with_charts: bool = True) -> Doc:
                 doc.blocks.append(Charts(_scenario_charts(wl, scen, defs, impls, outcomes)))
             doc.blocks.append(_full_table(scen, defs, impls, outcomes))
 
+        beside = _side_by_side(wl, impls, outcomes, with_charts)
+        if beside:
+            doc.heading(3, "Side by side", _slug(name, "side-by-side"))
+            doc.blocks.extend(beside)
+
         targets = _targets_table(wl, outcomes)
         if targets:
             doc.heading(3, "Targets", _slug(name, "targets"))
@@ -816,6 +883,7 @@ h1 { font-size: 26px; margin: 0 0 4px; letter-spacing: -0.01em; }
 h2 { font-size: 21px; margin: 44px 0 10px; padding-bottom: 6px;
   border-bottom: 2px solid var(--fg); }
 h3 { font-size: 17px; margin: 32px 0 6px; }
+h4 { font-size: 15px; margin: 22px 0 4px; }
 h2 a.anchor, h3 a.anchor { color: inherit; text-decoration: none; }
 p { margin: 6px 0 12px; max-width: 980px; }
 .subtitle { color: var(--muted); margin: 0 0 14px; }

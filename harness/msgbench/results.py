@@ -52,6 +52,9 @@ def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
         "baseline": w.baseline,
         "reference": w.reference,
         "targets": [t for t in w.targets if t["scenario"] in {s.name for s in scenarios}],
+        "side_by_side": [
+            p for p in w.side_by_side if set(p["scenarios"]) <= {s.name for s in scenarios}
+        ],
         "scenarios": [
             {
                 "name": s.name,
