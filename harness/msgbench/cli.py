@@ -360,6 +360,18 @@ def report_cmd(run: str | None) -> None:
         doc = store.load(run)
     except KeyError as e:
         raise usage_error(str(e.args[0])) from None
+    # Presentation-only declarations (no measurements) that a run stored before they existed
+    # lacks are taken from the current manifests, so old runs render with new report sections.
+    for entry in doc.get("workloads", []):
+        try:
+            w = registry.workload(entry["name"])
+        except ManifestError:
+            continue
+        names = {s["name"] for s in entry.get("scenarios", [])}
+        entry.setdefault("targets", [t for t in w.targets if t["scenario"] in names])
+        entry.setdefault(
+            "side_by_side", [p for p in w.side_by_side if set(p["scenarios"]) <= names]
+        )
     run_dir = store.run_dir(doc["run"]["id"])
     report.write(run_dir, doc)
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
