@@ -1,0 +1,46 @@
+"""Print the README's results table from a stored run: one row per implementation, one column
+per scenario, the primary metric's median and its ratio to the baseline (both from the run).
+
+    .venv/bin/python scripts/readme_table.py [RUN-ID]     # default: the latest stored run
+"""
+
+from __future__ import annotations
+
+import sys
+
+from msgbench import stats, store
+from msgbench.charts import fmt_num, fmt_value
+
+
+def main() -> None:
+    doc = store.load(sys.argv[1] if len(sys.argv) > 1 else None)
+    for wl in doc["workloads"]:
+        rows = {
+            (r["scenario"], r["impl"]): r
+            for r in doc["results"]
+            if r["workload"] == wl["name"]
+            and r["metric"]
+            == next(s["primary"] for s in wl["scenarios"] if s["name"] == r["scenario"])
+        }
+        impls = list(dict.fromkeys(i for _, i in rows))
+        base = wl["baseline"]
+        impls.sort(key=lambda i: (i != base, i))
+        heads = [f"{s['name']} ({s['metrics'][s['primary']]['label']})" for s in wl["scenarios"]]
+        print("| implementation | " + " | ".join(heads) + " |")
+        print("|---|" + "---:|" * len(heads))
+        for impl in impls:
+            cells = []
+            for s in wl["scenarios"]:
+                r, b = rows.get((s["name"], impl)), rows.get((s["name"], base))
+                if r is None or r["status"] != "ok":
+                    cells.append(r["status"].upper() if r else "—")
+                    continue
+                text = fmt_value(r["median"], r["unit"])
+                if impl != base and b and b["status"] == "ok":
+                    text += f" ({fmt_num(stats.ratio(r['samples'], b['samples'])['ratio'])}×)"
+                cells.append(text)
+            print(f"| {impl} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
