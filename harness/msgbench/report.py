@@ -884,7 +884,7 @@ h2 { font-size: 21px; margin: 44px 0 10px; padding-bottom: 6px;
   border-bottom: 2px solid var(--fg); }
 h3 { font-size: 17px; margin: 32px 0 6px; }
 h4 { font-size: 15px; margin: 22px 0 4px; }
-h2 a.anchor, h3 a.anchor { color: inherit; text-decoration: none; }
+h2 a.anchor, h3 a.anchor, h4 a.anchor { color: inherit; text-decoration: none; }
 p { margin: 6px 0 12px; max-width: 980px; }
 .subtitle { color: var(--muted); margin: 0 0 14px; }
 .muted { color: var(--muted); }
