@@ -1,9 +1,9 @@
 /*
- * nativemsg-c: a browser Native Messaging host. The browser passes its origin (Chromium) or
- * the manifest path and extension id (Firefox) as arguments; the protocol needs none of them.
+ * nativemsg-c and nativemsg-c-yajl: a browser Native Messaging host. The browser passes its
+ * origin (Chromium) or the manifest path and extension id (Firefox) as arguments; the protocol
+ * needs none of them.
  */
 #include "host.h"
-#include "protocol.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +14,5 @@ int main(void) {
      * rather than die of SIGPIPE.
      */
     signal(SIGPIPE, SIG_IGN);
-    protocol_init();
     return host_serve(STDIN_FILENO, STDOUT_FILENO);
 }

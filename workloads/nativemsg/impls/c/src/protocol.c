@@ -23,12 +23,29 @@ static const char NO_MEMORY[] = "{\"error\":\"out of memory\"}";
 /* How much of an unknown op name is quoted back: enough to recognise, never a huge reply. */
 #define OP_QUOTE_MAX 64
 
-void protocol_init(void) {
+/* jansson keeps no per-session state: the session only marks that the hash seed is set. */
+struct protocol {
+    bool seeded;
+};
+
+static struct protocol session;
+
+/*
+ * Seeds jansson's hash function with one getrandom(2) call. Without it jansson opens, reads
+ * and closes /dev/urandom on the first parsed object: three system calls on every spawn.
+ */
+struct protocol *protocol_new(void) {
     size_t seed = 0;
     /* On failure the seed stays 0 and jansson falls back to its own sources. */
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
         seed = 0;
     json_object_seed(seed);
+    session.seeded = true;
+    return &session;
+}
+
+void protocol_free(struct protocol *p) {
+    (void)p;
 }
 
 /* Copies `len` bytes into a reply and returns the length: the fixed replies. */
@@ -183,7 +200,9 @@ static size_t answer(unsigned char *reply, const json_t *request) {
     return unknown_op_reply(reply, name, len);
 }
 
-size_t protocol_reply(const unsigned char *request, size_t len, unsigned char *reply) {
+size_t protocol_reply(struct protocol *p, const unsigned char *request, size_t len,
+                      unsigned char *reply) {
+    (void)p;
     json_error_t err;
     json_t *root = json_loadb((const char *)request, len, PARSE_FLAGS, &err);
     /*

@@ -8,9 +8,10 @@
 #include <string.h>
 
 static unsigned char reply[FRAME_MAX_REPLY];
+static struct protocol *proto;
 
 static size_t ask(const char *request, size_t len) {
-    size_t n = protocol_reply((const unsigned char *)request, len, reply);
+    size_t n = protocol_reply(proto, (const unsigned char *)request, len, reply);
     if (n > FRAME_MAX_REPLY) {
         fprintf(stderr, "reply of %zu bytes\n", n);
         exit(1);
@@ -219,7 +220,9 @@ static void test_deep_nesting(void) {
 }
 
 int main(void) {
-    protocol_init();
+    proto = protocol_new();
+    if (!proto)
+        return 2;
     RUN(test_ping);
     RUN(test_echo);
     RUN(test_echo_reply_cap);
@@ -228,5 +231,6 @@ int main(void) {
     RUN(test_bad_requests);
     RUN(test_long_unknown_op);
     RUN(test_deep_nesting);
+    protocol_free(proto);
     return check_failures ? 1 : 0;
 }
