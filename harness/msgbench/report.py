@@ -294,6 +294,16 @@ def _ratio(row: dict | None, ref_row: dict | None) -> dict | None:
     return {"ratio": row["median"] / ref_row["median"], "ci95": None}
 
 
+def _ratio_cell(
+    impl: str, anchor: str, label: str, row: dict | None, anchor_row: dict | None
+) -> Cell:
+    """The ratio column against the floor or the reference; the anchor's own row names itself."""
+    if impl == anchor:
+        return Cell(label, "num muted")
+    text, sub = _ratio_text(_ratio(row, anchor_row))
+    return Cell(text, "num", sub=sub)
+
+
 def _status_cell(o: Outcome | None, span: int = 1) -> Cell:
     if o is None:
         return Cell("not run", "skip", span=span)
@@ -398,17 +408,9 @@ def _summary_table(
             Cell(str(row.get("n", "")), "num"),
         ]
         if baseline:
-            if imp.id == baseline:
-                cells.append(Cell("floor", "num muted"))
-            else:
-                text, sub = _ratio_text(_ratio(row, base_row))
-                cells.append(Cell(text, "num", sub=sub))
+            cells.append(_ratio_cell(imp.id, baseline, "floor", row, base_row))
         if reference:
-            if imp.id == reference:
-                cells.append(Cell("reference", "num muted"))
-            else:
-                text, sub = _ratio_text(_ratio(row, ref_row))
-                cells.append(Cell(text, "num", sub=sub))
+            cells.append(_ratio_cell(imp.id, reference, "reference", row, ref_row))
         if cpu:
             cells.append(_value_cell(o.rows.get(cpu), defs[cpu].get("unit", ""), show_ci=False))
         if rss:
