@@ -30,6 +30,11 @@ def template_vars(workload: Workload | None = None, impl_dir: Path | None = None
         "cmake_bin": str(paths.CMAKE_BIN),
         "cargo_bin": str(paths.CARGO_BIN),
         "go_bin": str(paths.GO_BIN),
+        # The venv interpreter without profiles.toml's -S, for implementations that import
+        # declared third-party packages (e.g. uvloop); they add their own flags.
+        "venv_python": str(paths.VENV_PYTHON),
+        # Server workloads: the port is chosen per launch; left as is until then.
+        "port": "{port}",
     }
     if impl_dir is not None:
         values["impl_dir"] = str(impl_dir)
@@ -72,8 +77,12 @@ class Impl:
     def name(self) -> str:
         return f"{self.workload}/{self.id}"
 
-    def argv(self) -> list[str]:
-        return expand(self.run["argv"], template_vars(self._workload, self.dir))
+    def argv(self, port: int | None = None) -> list[str]:
+        """The command line; for a server, `port` fills the `{port}` placeholder."""
+        argv = expand(self.run["argv"], template_vars(self._workload, self.dir))
+        if port is not None:
+            argv = [a.replace("{port}", str(port)) for a in argv]
+        return argv
 
     def cwd(self) -> str:
         if "cwd" in self.run:
@@ -84,8 +93,14 @@ class Impl:
     def executable(self) -> Path:
         """The file that must exist for the implementation to run (program or script)."""
         argv = self.argv()
-        if self.build.get("system") == "none" and self.run["argv"][0] == "{python}":
-            return Path(argv[len(profiles.python_argv())])
+        if self.build.get("system") == "none":
+            if self.run["argv"][0] == "{python}":
+                return Path(argv[len(profiles.python_argv())])
+            scripts = [a for a in argv if a.endswith(".py")]
+            if scripts:
+                return Path(scripts[0])
+            if "/" not in argv[0]:  # a system program such as redis-server: found on PATH
+                return Path(shutil.which(argv[0]) or argv[0])
         return Path(argv[0])
 
     @property
@@ -93,7 +108,7 @@ class Impl:
         exe = self.executable
         if not exe.exists():
             return False
-        if self.run["argv"][0] == "{python}":
+        if self.run["argv"][0] in ("{python}", "{venv_python}"):
             return paths.VENV_PYTHON.exists()
         return True
 

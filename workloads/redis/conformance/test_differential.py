@@ -1,0 +1,51 @@
+"""Every case of cases.py: the implementation's reply bytes equal redis-server's, and it closes
+the connection exactly when redis-server does (protocol errors, QUIT)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import resp
+from cases import CASES
+
+PARTIAL_WAIT_S = 0.3
+_reference_replies: dict[str, tuple[bytes, bool]] = {}
+
+
+def replies(port: int, name: str, stream: bytes) -> tuple[bytes, bool]:
+    if name.startswith("partial-"):
+        return partial_replies(port, stream)
+    return resp.exchange(port, [stream])
+
+
+def partial_replies(port: int, stream: bytes) -> tuple[bytes, bool]:
+    """What arrives within a short wait after a stream that ends inside a request."""
+    with resp.connect(port) as s:
+        s.sendall(stream)
+        time.sleep(PARTIAL_WAIT_S)
+        s.setblocking(False)
+        try:
+            data = s.recv(1 << 20)
+        except BlockingIOError:
+            data = b""
+    return data, False
+
+
+def expected(reference, name: str, stream: bytes) -> tuple[bytes, bool]:
+    if name not in _reference_replies:
+        resp.flushall(reference.port)
+        _reference_replies[name] = replies(reference.port, name, stream)
+    return _reference_replies[name]
+
+
+@pytest.mark.parametrize("name,stream", CASES, ids=[n for n, _ in CASES])
+def test_same_bytes_as_redis(server, reference, name, stream):
+    want, want_closed = expected(reference, name, stream)
+    resp.flushall(server.port)  # the reference may be the server under test (redis-server itself)
+    got, got_closed = replies(server.port, name, stream)
+    assert got == want, f"request {stream[:300]!r}"
+    assert got_closed == want_closed, (
+        "redis-server closes the connection here" if want_closed else "redis-server keeps it open"
+    )
+    assert server.alive()
