@@ -296,7 +296,7 @@ def bench(
 
     doc = {
         "run": results.run_header(run_id, command, profile, where, started, commit, dirty),
-        "workloads": [results.workload_entry(w, ss) for w, ss, _ in plan],
+        "workloads": [results.workload_entry(w, ss, measured) for w, ss, _ in plan],
         "impls": [results.impl_entry(i) for i in selected],
         "results": [
             row

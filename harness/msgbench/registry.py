@@ -188,6 +188,37 @@ class Workload:
     def repetitions(self, profile: str) -> int:
         return int(self.profiles[profile]["repetitions"])
 
+    def metric_def(self, name: str) -> dict:
+        """A metric's definition. A family such as "rps.*" (field "tests.*.rps") defines one
+        metric per key the driver reports under "tests": "rps.SET" has field "tests.SET.rps"."""
+        if name in self.metric_defs:
+            return self.metric_defs[name]
+        for family, d in self.metric_defs.items():
+            prefix = family.partition("*")[0]
+            if "*" in family and name.startswith(prefix) and len(name) > len(prefix):
+                key = name[len(prefix) :]
+                return {
+                    **d,
+                    "field": d["field"].replace("*", key),
+                    "label": d.get("label", family).replace("*", key),
+                    "family": family,
+                }
+        raise ManifestError(f"workload {self.name}: unknown metric {name}")
+
+    def family_members(self, family: str, docs: list[dict]) -> list[str]:
+        """The metrics of a family that these driver documents report, in their order."""
+        container = self.metric_defs[family]["field"].partition("*")[0].rstrip(".")
+        out: list[str] = []
+        for doc in docs:
+            value = doc
+            for part in container.split(".") if container else []:
+                value = value.get(part, {}) if isinstance(value, dict) else {}
+            for key in value if isinstance(value, dict) else []:
+                name = family.replace("*", key)
+                if name not in out:
+                    out.append(name)
+        return out
+
 
 def _require(data: dict, key: str, where: Path) -> Any:
     if key not in data:

@@ -25,9 +25,9 @@ from .charts import ChartImpl, fmt_interval, fmt_num, fmt_value
 LANGUAGE_ORDER = ("c", "cpp", "rust", "go", "python")
 LANGUAGE_NAMES = {"c": "C", "cpp": "C++", "rust": "Rust", "go": "Go", "python": "Python"}
 # Metrics that get their own columns in a scenario's summary table (when a scenario has them).
-CPU_METRICS = ("cpu_per_op",)
+CPU_METRICS = ("cpu_per_op", "cpu_per_req")
 RSS_METRICS = ("rss",)
-THROUGHPUT_METRICS = ("ops_per_s", "mb_per_s")
+THROUGHPUT_METRICS = ("ops_per_s", "mb_per_s", "rps_geomean")
 _PERCENTILE = re.compile(r"^p(\d+)$")
 
 _CI, _CV = stats.NOISY_CI_WIDTH, stats.NOISY_CV
@@ -426,7 +426,7 @@ def _summary_table(
 
 
 def _full_table(scen: dict, defs: dict, impls: list[ImplInfo], outcomes: dict) -> Table:
-    keys = list(defs)
+    keys = [k for k in defs if not defs[k].get("family")]  # families: _family_tables
     headers = ["implementation"] + [_short_metric(k, _metric_label(defs, k)) for k in keys]
     rows = []
     for imp in impls:
@@ -442,6 +442,56 @@ def _full_table(scen: dict, defs: dict, impls: list[ImplInfo], outcomes: dict) -
         rows.append(cells)
     caption = f"{scen['name']}: every metric, median and [95% CI] (~ = noisy)"
     return Table(headers, rows, [False] + [True] * len(keys), caption=caption, cls="full")
+
+
+def _family_tables(
+    wl: dict, scen: dict, defs: dict, impls: list[ImplInfo], outcomes: dict
+) -> list[Table]:
+    """One table per metric family ("rps.*": one metric per redis-benchmark test): a row per
+    member, a column per implementation, each value with its ratio to the reference (or, in a
+    workload without one, the floor) measured in the same run."""
+    families: dict[str, list[str]] = {}
+    for k, d in defs.items():
+        if d.get("family"):
+            families.setdefault(d["family"], []).append(k)
+    anchor = wl.get("reference") or wl.get("baseline") or ""
+    present = [i for i in impls if (scen["name"], i.id) in outcomes]
+    tables = []
+    for family, members in families.items():
+        prefix = family.partition("*")[0]
+        first = defs[members[0]]
+        unit = first.get("unit", "")
+        rows = []
+        for k in members:
+            anchor_o = outcomes.get((scen["name"], anchor))
+            anchor_row = anchor_o.rows.get(k) if anchor_o and anchor_o.status == "ok" else None
+            cells = [Cell(k[len(prefix) :])]
+            for imp in present:
+                o = outcomes[(scen["name"], imp.id)]
+                row = o.rows.get(k) if o.status == "ok" else None
+                cell = _value_cell(row, unit, show_ci=False)
+                if row and imp.id != anchor:
+                    cell.sub = _ratio_text(_ratio(row, anchor_row))[0]
+                elif o.status != "ok":
+                    cell = Cell(o.status if o.status != "fail" else "FAIL", "skip")
+                cells.append(cell)
+            rows.append(cells)
+        label = first.get("label", family).replace(members[0][len(prefix) :], "").strip()
+        arrow = "lower is better" if first.get("better") == "lower" else "higher is better"
+        caption = (
+            f"{scen['name']}: {label} per test ({unit}, {arrow}), median of the trials; "
+            f"under each value its ratio to {anchor or 'nothing'} in the same run"
+        )
+        tables.append(
+            Table(
+                ["test"] + [i.id for i in present],
+                rows,
+                [False] + [True] * len(present),
+                caption=caption,
+                cls="full",
+            )  # fmt: skip
+        )
+    return tables
 
 
 def _scenario_charts(
@@ -650,14 +700,18 @@ def _side_by_side(
 
 def _targets_table(wl: dict, outcomes: dict) -> Table | None:
     """The workload's declared targets (workload.toml [[targets]]): each a bound on the ratio
-    implementation ÷ baseline for one metric, checked against this run's measurements."""
+    implementation ÷ baseline (or ÷ reference, `against = "reference"`) for one metric,
+    checked against this run's measurements."""
     targets = wl.get("targets") or []
-    baseline = wl.get("baseline") or ""
-    if not targets or not baseline:
+    if not targets:
         return None
     rows: list[list[Cell]] = []
     for t in targets:
         scen, metric = t["scenario"], t["metric"]
+        against = t.get("against", "baseline")
+        baseline = wl.get(against) or ""
+        if not baseline:
+            continue
         base = outcomes.get((scen, baseline))
         for impl in t.get("impls", []):
             o = outcomes.get((scen, impl))
@@ -665,7 +719,12 @@ def _targets_table(wl: dict, outcomes: dict) -> Table | None:
             bound = (f"≤ {fmt_num(hi_bound)}×" if hi_bound is not None else "") + (
                 f"≥ {fmt_num(lo_bound)}×" if lo_bound is not None else ""
             )
-            head = [Cell(scen), Cell(_short_metric(metric)), Cell(impl, "impl"), Cell(bound, "num")]
+            head = [
+                Cell(scen),
+                Cell(_short_metric(metric)),
+                Cell(impl, "impl"),
+                Cell(f"{bound} {baseline}", "num"),
+            ]
             if o is None or (scen, baseline) not in outcomes:
                 rows.append([*head, Cell("—", "num muted"), Cell("not measured", "skip")])
                 continue
@@ -693,7 +752,7 @@ def _targets_table(wl: dict, outcomes: dict) -> Table | None:
                 [*head, Cell(text, "num", sub=sub), Cell(verdict, "pass" if met else "fail")]
             )
     return Table(
-        ["scenario", "metric", "implementation", "target", "÷ baseline [95% CI]", "verdict"],
+        ["scenario", "metric", "implementation", "target", "ratio [95% CI]", "verdict"],
         rows,
         [False, False, False, True, True, False],
         caption="targets declared in workload.toml, checked against this run; "
@@ -820,6 +879,7 @@ def build(results: dict, with_charts: bool = True) -> Doc:
             if with_charts:
                 doc.blocks.append(Charts(_scenario_charts(wl, scen, defs, impls, outcomes)))
             doc.blocks.append(_full_table(scen, defs, impls, outcomes))
+            doc.blocks.extend(_family_tables(wl, scen, defs, impls, outcomes))
 
         beside = _side_by_side(wl, impls, outcomes, with_charts)
         if beside:

@@ -45,7 +45,21 @@ def run_header(
     }
 
 
-def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
+def scenario_metrics(w: Workload, s: Scenario, m: Measurements | None) -> list[str]:
+    """The scenario's metrics in order, each family ("rps.*") expanded into the members the
+    drivers reported for it in this run (one per redis-benchmark test, say)."""
+    names: list[str] = []
+    for metric in dict.fromkeys([s.primary, *s.metrics]):
+        if "*" not in metric:
+            names.append(metric)
+            continue
+        docs = [d for (wn, sn, _), ds in (m.docs.items() if m else []) for d in ds
+                if (wn, sn) == (w.name, s.name)]  # fmt: skip
+        names += [n for n in w.family_members(metric, docs) if n not in names]
+    return names
+
+
+def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | None = None) -> dict:
     return {
         "name": w.name,
         "title": w.title,
@@ -61,12 +75,12 @@ def workload_entry(w: Workload, scenarios: list[Scenario]) -> dict:
                 "description": s.description,
                 "primary": s.primary,
                 "metrics": {
-                    m: {
-                        k: w.metric_defs[m][k]
-                        for k in ("unit", "better", "label")
-                        if k in w.metric_defs[m]
+                    name: {
+                        k: w.metric_def(name)[k]
+                        for k in ("unit", "better", "label", "family")
+                        if k in w.metric_def(name)
                     }
-                    for m in dict.fromkeys([s.primary, *s.metrics])
+                    for name in scenario_metrics(w, s, m)
                 },
             }
             for s in scenarios
@@ -125,8 +139,8 @@ def result_rows(
     if not docs:
         return status_row("skipped", "interrupted before it was measured")
     rows = []
-    for metric in dict.fromkeys([s.primary, *s.metrics]):
-        d = w.metric_defs[metric]
+    for metric in scenario_metrics(w, s, m):
+        d = w.metric_def(metric)
         samples = [field_value(doc, d["field"]) for doc in docs]
         samples = [float(x) for x in samples if x is not None]
         if not samples:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -108,15 +109,43 @@ def stdio_trial_argv(
     return argv
 
 
+def free_port() -> int:
+    """A free loopback port for a server trial (the kernel's choice; released at once, so a
+    race with another program is possible but the driver then fails clearly at start-up)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_trial_argv(
+    w: Workload,
+    s: Scenario,
+    impl: Impl,
+    profile: str,
+    where: Placement,
+    stderr_log: Path,
+    timeout_s: int,
+) -> list[str]:
+    """The driver starts the server on a free port ({port} in its argv), loads it, stops it:
+    the same options as a stdio driver plus --port."""
+    port = free_port()
+    argv = stdio_trial_argv(w, s, impl, profile, where, stderr_log, timeout_s)
+    cut = len(argv) - len(impl.argv()) - 1  # the "--" before the implementation's argv
+    return [*argv[:cut], "--port", str(port), "--", *impl.argv(port)]
+
+
+TRIAL_ARGV = {"stdio": stdio_trial_argv, "server": server_trial_argv}
+
+
 def run_trial(
     w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement, log_dir: Path
 ) -> dict:
     """Run one trial; return the driver's JSON document or raise TrialFailed."""
-    if w.kind != "stdio":
-        raise TrialFailed(f"workload kind '{w.kind}' has no trial runner yet")
+    if w.kind not in TRIAL_ARGV:
+        raise TrialFailed(f"workload kind '{w.kind}' has no trial runner")
     timeout_s = int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S))
     stderr_log = log_dir / f"{w.name}-{impl.id}.stderr.log"
-    argv = stdio_trial_argv(w, s, impl, profile, where, stderr_log, timeout_s)
+    argv = TRIAL_ARGV[w.kind](w, s, impl, profile, where, stderr_log, timeout_s)
     with open(log_dir / f"{w.name}-driver.log", "a") as dlog:
         dlog.write(f"$ {' '.join(argv)}\n")
         try:

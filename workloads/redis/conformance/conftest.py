@@ -89,6 +89,9 @@ def _specs(config: pytest.Config) -> list[ServerSpec]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
+        "markers", "semantics: needs a real key-value server (n/a for the floor, which answers +OK)"
+    )
+    config.addinivalue_line(
         "markers", "lab_cli: the lab's command-line contract (--port, exit 2); not redis-server's"
     )
     _specs(config)  # an unknown --impl is a usage error now

@@ -12,6 +12,9 @@ import resp
 from cases import CASES, c, raw
 from resp import command
 
+# Needs a real key-value server (the floor answers +OK to everything).
+pytestmark = pytest.mark.semantics
+
 PAUSE_S = 0.002
 
 _BY_NAME = dict(CASES)

@@ -11,6 +11,9 @@ import pytest
 import resp
 from resp import command
 
+# Needs a real key-value server (the floor answers +OK to everything).
+pytestmark = pytest.mark.semantics
+
 MIB = 1024 * 1024
 #: Slack over the server's resident size for the tests that check nothing big was allocated.
 ALLOC_SLACK_KB = 48 * 1024

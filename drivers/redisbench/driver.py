@@ -1,0 +1,299 @@
+"""The redis workload's driver: one trial = start the server, load it with redis-benchmark,
+read what it cost, stop it.
+
+    driver.py --bench "-c 50 -P 16 -n 100000" --port 40123 [--count-keys]
+              [--driver-cpus 0] [--host-cpus 1] [--host-stderr FILE] [--host-cwd DIR]
+              [--timeout-s 300] -- SERVER_ARGV...
+
+Standard library only (it runs under `python -E -S`). Prints one JSON document on stdout:
+per-test rps and latency from redis-benchmark's CSV, their geometric mean, the server's CPU
+time per request and peak RSS from /proc, the load generator's own CPU per request. On any
+failure: {"error": "..."} and exit status 1. See README.md beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+READY_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 5.0
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class TrialError(Exception):
+    pass
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="redisbench-driver", description=__doc__.split("\n\n")[0])
+    p.add_argument("--bench", required=True, help="redis-benchmark arguments (one string)")
+    p.add_argument("--port", type=int, required=True, help="the port the server listens on")
+    p.add_argument(
+        "--count-keys",
+        action="store_true",
+        help="ask DBSIZE after the load and report peak RSS growth per key",
+    )
+    p.add_argument("--driver-cpus", default="", help="CPUs for redis-benchmark, e.g. 0")
+    p.add_argument("--host-cpus", default="", help="CPUs for the server, e.g. 1")
+    p.add_argument("--host-stderr", default=os.devnull, help="file for the server's output")
+    p.add_argument("--host-cwd", default=None, help="the server's working directory")
+    p.add_argument("--timeout-s", type=float, default=300.0, help="bound of the whole trial")
+    p.add_argument("server", nargs=argparse.REMAINDER, help="-- then the server's argv")
+    args = p.parse_args(argv)
+    if args.server[:1] == ["--"]:
+        args.server = args.server[1:]
+    if not args.server:
+        p.error("the server's argv is missing (after --)")
+    if not 0 < args.port < 65536:
+        p.error(f"--port {args.port} is not a TCP port")
+    return args
+
+
+def cpus(text: str) -> set[int] | None:
+    return {int(c) for c in text.split(",")} if text else None
+
+
+def pinned(cpu_set: set[int] | None):
+    """preexec_fn: pin the child before it execs (so every thread it starts inherits it)."""
+    if cpu_set is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpu_set)
+
+
+# ------------------------------------------------------------------------- the server process
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of every thread of `pid` so far, in seconds (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_status_kb(pid: int, name: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return int(line.split()[1])
+    raise TrialError(f"/proc/{pid}/status has no {name}")
+
+
+def start_server(args: argparse.Namespace, log) -> subprocess.Popen:
+    try:
+        proc = subprocess.Popen(
+            args.server,
+            cwd=args.host_cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            preexec_fn=pinned(cpus(args.host_cpus)),
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise TrialError(f"cannot start the server {args.server[0]}: {e}") from None
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            raise TrialError(f"the server exited with status {proc.returncode} at start-up")
+        try:
+            socket.create_connection(("127.0.0.1", args.port), timeout=1).close()
+            return proc
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TrialError(
+                    f"the server did not accept on port {args.port} within {READY_TIMEOUT_S:g} s"
+                ) from None
+            time.sleep(0.01)
+
+
+def dbsize(port: int) -> int | None:
+    """DBSIZE over a plain socket; None if the reply is not an integer (e.g. the floor)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"*1\r\n$6\r\nDBSIZE\r\n")
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply[1:-2]) if reply.startswith(b":") else None
+
+
+def stop_server(proc: subprocess.Popen) -> int | None:
+    """SIGTERM, then its exit status; SIGKILL (and None) if it does not exit in time."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+# -------------------------------------------------------------------------- the load generator
+
+
+def test_key(name: str) -> str:
+    """A short stable name per CSV row: 'LRANGE_100 (first 100 elements)' → 'LRANGE_100'; the
+    LPUSH that fills the list for the LRANGE tests is its own test, 'LPUSH_LRANGE'."""
+    if "needed to benchmark LRANGE" in name:
+        return "LPUSH_LRANGE"
+    return name.split(" ", 1)[0]
+
+
+def parse_csv(text: str) -> dict[str, dict]:
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or rows[0][:2] != ["test", "rps"]:
+        raise TrialError(f"redis-benchmark printed no CSV header: {text[:200]!r}")
+    tests: dict[str, dict] = {}
+    for row in rows[1:]:
+        if len(row) < 8:
+            continue
+        name, rps, avg, _min, p50, _p95, p99, mx = row[:8]
+        value = float(rps)
+        tests[test_key(name)] = {
+            "name": name,
+            "rps": value if math.isfinite(value) else None,  # "inf" with a tiny -n
+            "avg_ms": float(avg),
+            "p50_ms": float(p50),
+            "p99_ms": float(p99),
+            "max_ms": float(mx),
+        }
+    if not tests:
+        raise TrialError("redis-benchmark reported no test")
+    return tests
+
+
+def run_benchmark(args: argparse.Namespace, timeout_s: float) -> tuple[dict, float, list[str]]:
+    """(tests, load generator CPU seconds, argv). Fails on exit status or an Error line."""
+    argv = [
+        "redis-benchmark",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(args.port),
+        "--csv",
+        *shlex.split(args.bench),
+    ]
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=pinned(cpus(args.driver_cpus)),
+        )
+    except OSError as e:
+        raise TrialError(f"cannot start redis-benchmark: {e}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise TrialError(f"redis-benchmark did not finish within {timeout_s:.0f} s") from None
+    usage = proc_usage_children()
+    text_err = err.decode(errors="replace")
+    if proc.returncode != 0 or "Error" in text_err:
+        line = next((ln for ln in text_err.splitlines() if "rror" in ln), text_err[-300:])
+        raise TrialError(f"redis-benchmark exit status {proc.returncode}: {line.strip()}")
+    return parse_csv(out.decode(errors="replace")), usage, argv
+
+
+_children_cpu_before = 0.0
+
+
+def proc_usage_children() -> float:
+    """CPU seconds of reaped children since the last call (only redis-benchmark is reaped
+    between two calls: the server is reaped after)."""
+    global _children_cpu_before
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = ru.ru_utime + ru.ru_stime
+    delta, _children_cpu_before = total - _children_cpu_before, total
+    return delta
+
+
+def requests_per_test(bench: str) -> int:
+    words = shlex.split(bench)
+    for i, w in enumerate(words):
+        if w == "-n" and i + 1 < len(words):
+            return int(words[i + 1])
+    return 100_000  # redis-benchmark's default
+
+
+# ------------------------------------------------------------------------------------- trial
+
+
+def trial(args: argparse.Namespace) -> dict:
+    started = time.monotonic()
+    proc_usage_children()  # baseline for the load generator's CPU
+    with open(args.host_stderr, "ab") as log:
+        server = start_server(args, log)
+        try:
+            rss_ready = proc_status_kb(server.pid, "VmRSS")
+            cpu_before = proc_cpu_s(server.pid)
+            left = args.timeout_s - (time.monotonic() - started)
+            tests, client_cpu, bench_argv = run_benchmark(args, left)
+            cpu_s = proc_cpu_s(server.pid) - cpu_before
+            peak = proc_status_kb(server.pid, "VmHWM")
+            keys = dbsize(args.port) if args.count_keys else None
+            if server.poll() is not None:
+                raise TrialError(f"the server exited with status {server.returncode} under load")
+        finally:
+            status = stop_server(server)
+    if status is None:
+        raise TrialError(f"the server did not exit within {STOP_TIMEOUT_S:g} s of SIGTERM")
+    if status != 0:
+        raise TrialError(f"the server exited with status {status} after SIGTERM")
+    requests = requests_per_test(args.bench) * len(tests)
+    rates = [t["rps"] for t in tests.values() if t["rps"]]
+    server_doc = {
+        "cpu_s": cpu_s,
+        "cpu_us_per_req": cpu_s * 1e6 / requests,
+        "maxrss_kb": peak,
+        "rss_ready_kb": rss_ready,
+        "exit_status": status,
+    }
+    if args.count_keys:
+        server_doc["keys"] = keys
+        if keys:
+            server_doc["bytes_per_key"] = (peak - rss_ready) * 1024 / keys
+    return {
+        "tests": tests,
+        "rps_geomean": math.exp(sum(map(math.log, rates)) / len(rates)) if rates else None,
+        "requests": requests,
+        "server": server_doc,
+        "load_generator": {
+            "argv": bench_argv,
+            "cpu_s": client_cpu,
+            "cpu_us_per_req": client_cpu * 1e6 / requests,
+        },
+        "cpu_clock": f"/proc utime+stime, {CLK_TCK} ticks/s",
+    }
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        doc = trial(args)
+    except TrialError as e:
+        print(json.dumps({"error": str(e)}))
+        return 1
+    print(json.dumps(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,445 @@
+//! Commands: the dispatch table, argument checks, and the context every command runs in.
+//!
+//! The table maps a lower-cased name to a `Command`: its arity (redis's convention: N means
+//! exactly N arguments including the name, -N means at least N), the flags `COMMAND INFO`
+//! reports, and the handler. Container commands (`CONFIG`, `CLIENT`, `COMMAND`) carry a
+//! table of subcommands, looked up and arity-checked the same way, as redis 7 does.
+//!
+//! Handlers live in one file per data type; each receives a `Ctx` (the store, the calling
+//! client's session and output buffer, the time) and the parsed arguments.
+
+pub mod hashes;
+pub mod keys;
+pub mod lists;
+pub mod server;
+pub mod sets;
+pub mod sorted_sets;
+pub mod strings;
+#[cfg(test)]
+#[path = "tests/commands.rs"]
+mod tests;
+
+use crate::protocol::reply::{self, Out};
+use crate::protocol::request::Args;
+use crate::store::{Db, Store, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub type Handler = fn(&mut Ctx, Args);
+
+pub struct Command {
+    /// Lower-case name; `container|sub` for a subcommand (as redis's `fullname`).
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    /// First key, last key and step, as `COMMAND INFO` reports.
+    pub keys: (i32, i32, i32),
+    pub handler: Handler,
+    pub subcommands: &'static [Command],
+}
+
+/// The per-connection state commands can see and change.
+pub struct Session {
+    pub id: u64,
+    pub db: usize,
+    pub name: Option<Vec<u8>>,
+    /// Set by QUIT: send the replies so far, then close.
+    pub close_after_reply: bool,
+}
+
+impl Session {
+    pub fn new(id: u64) -> Session {
+        Session {
+            id,
+            db: 0,
+            name: None,
+            close_after_reply: false,
+        }
+    }
+}
+
+/// Everything a command may touch.
+pub struct Ctx<'a> {
+    pub store: &'a mut Store,
+    pub session: &'a mut Session,
+    pub out: &'a mut Out,
+    /// The time in Unix milliseconds, read once per batch of commands (redis also uses one
+    /// cached time per command for expiry decisions).
+    pub now: i64,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.store.dbs[self.session.db]
+    }
+
+    pub fn ok(&mut self) {
+        reply::raw(self.out, reply::OK);
+    }
+
+    pub fn error(&mut self, msg: &str) {
+        reply::error(self.out, msg);
+    }
+
+    pub fn wrong_type(&mut self) {
+        reply::error(self.out, reply::WRONGTYPE);
+    }
+
+    pub fn syntax_error(&mut self) {
+        reply::error(self.out, reply::SYNTAX);
+    }
+
+    pub fn not_integer(&mut self) {
+        reply::error(self.out, reply::NOT_INTEGER);
+    }
+
+    pub fn arity_error(&mut self, name: &str) {
+        let msg = format!("wrong number of arguments for '{name}' command");
+        reply::error(self.out, &msg);
+    }
+
+    /// Parses an integer argument, replying with redis's error if it is not one.
+    pub fn int_arg(&mut self, arg: &[u8]) -> Option<i64> {
+        let v = crate::numbers::parse_i64(arg);
+        if v.is_none() {
+            self.not_integer();
+        }
+        v
+    }
+}
+
+/// Looks up `key` for a command of one type: `Ok(None)` if absent, `Err(())` after replying
+/// WRONGTYPE if it holds another type. The `$variant` pattern picks the type.
+#[macro_export]
+macro_rules! typed_get {
+    ($ctx:expr, $key:expr, $variant:ident) => {{
+        let now = $ctx.now;
+        match $ctx.store.dbs[$ctx.session.db].get($key, now) {
+            None => Ok(None),
+            Some($crate::store::Value::$variant(v)) => Ok(Some(v)),
+            Some(_) => Err(()),
+        }
+    }};
+}
+
+/// As `typed_get!` but mutable.
+#[macro_export]
+macro_rules! typed_get_mut {
+    ($ctx:expr, $key:expr, $variant:ident) => {{
+        let now = $ctx.now;
+        match $ctx.store.dbs[$ctx.session.db].get_mut($key, now) {
+            None => Ok(None),
+            Some($crate::store::Value::$variant(v)) => Ok(Some(v)),
+            Some(_) => Err(()),
+        }
+    }};
+}
+
+/// Returns the collection at `key`, creating it with `make` if absent; `None` (after
+/// replying WRONGTYPE) if the key holds another type.
+pub fn get_or_create<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    is_type: fn(&Value) -> bool,
+    make: fn() -> Value,
+) -> Option<&'a mut Value> {
+    let now = ctx.now;
+    let out = &mut *ctx.out;
+    let db = &mut ctx.store.dbs[ctx.session.db];
+    db.expire_if_needed(key, now);
+    match db.keys.get_index_of(key) {
+        Some(i) => {
+            let v = &mut db.keys[i];
+            if is_type(v) {
+                Some(v)
+            } else {
+                reply::error(out, reply::WRONGTYPE);
+                None
+            }
+        }
+        None => Some(db.insert_new(key, make())),
+    }
+}
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $handler:expr) => {
+        Command {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            keys: $keys,
+            handler: $handler,
+            subcommands: &[],
+        }
+    };
+}
+pub(crate) use cmd;
+
+const R: &[&str] = &["readonly"];
+const RF: &[&str] = &["readonly", "fast"];
+const W: &[&str] = &["write"];
+const WF: &[&str] = &["write", "fast"];
+const WD: &[&str] = &["write", "denyoom"];
+const WDF: &[&str] = &["write", "denyoom", "fast"];
+const K1: (i32, i32, i32) = (1, 1, 1);
+const KALL: (i32, i32, i32) = (1, -1, 1);
+const K0: (i32, i32, i32) = (0, 0, 0);
+
+use hashes as h;
+use keys as k;
+use lists as l;
+use server as srv;
+use sets as s;
+use sorted_sets as z;
+use strings as st;
+
+/// Every command this server knows, with redis 7.0.15's arities and flags.
+pub static COMMANDS: &[Command] = &[
+    // Strings.
+    cmd!("get", 2, RF, K1, st::get),
+    cmd!("set", -3, WD, K1, st::set),
+    cmd!("setnx", 3, WDF, K1, st::setnx),
+    cmd!("setex", 4, WD, K1, st::setex),
+    cmd!("psetex", 4, WD, K1, st::psetex),
+    cmd!("getset", 3, WDF, K1, st::getset),
+    cmd!("getdel", 2, WF, K1, st::getdel),
+    cmd!("getex", -2, WF, K1, st::getex),
+    cmd!("mget", -2, RF, KALL, st::mget),
+    cmd!("mset", -3, WD, (1, -1, 2), st::mset),
+    cmd!("msetnx", -3, WD, (1, -1, 2), st::msetnx),
+    cmd!("incr", 2, WDF, K1, st::incr),
+    cmd!("decr", 2, WDF, K1, st::decr),
+    cmd!("incrby", 3, WDF, K1, st::incrby),
+    cmd!("decrby", 3, WDF, K1, st::decrby),
+    cmd!("incrbyfloat", 3, WDF, K1, st::incrbyfloat),
+    cmd!("append", 3, WDF, K1, st::append),
+    cmd!("strlen", 2, RF, K1, st::strlen),
+    cmd!("getrange", 4, R, K1, st::getrange),
+    cmd!("substr", 4, R, K1, st::getrange),
+    cmd!("setrange", 4, WD, K1, st::setrange),
+    // Keys.
+    cmd!("del", -2, W, KALL, k::del),
+    cmd!("unlink", -2, WF, KALL, k::del),
+    cmd!("exists", -2, RF, KALL, k::exists),
+    cmd!("touch", -2, RF, KALL, k::exists),
+    cmd!("type", 2, RF, K1, k::type_),
+    cmd!("expire", -3, WF, K1, k::expire),
+    cmd!("pexpire", -3, WF, K1, k::pexpire),
+    cmd!("expireat", -3, WF, K1, k::expireat),
+    cmd!("pexpireat", -3, WF, K1, k::pexpireat),
+    cmd!("ttl", 2, RF, K1, k::ttl),
+    cmd!("pttl", 2, RF, K1, k::pttl),
+    cmd!("expiretime", 2, RF, K1, k::expiretime),
+    cmd!("pexpiretime", 2, RF, K1, k::pexpiretime),
+    cmd!("persist", 2, WF, K1, k::persist),
+    cmd!("keys", 2, R, K0, k::keys),
+    cmd!("scan", -2, R, K0, k::scan),
+    cmd!("randomkey", 1, R, K0, k::randomkey),
+    cmd!("rename", 3, W, (1, 2, 1), k::rename),
+    cmd!("renamenx", 3, WF, (1, 2, 1), k::renamenx),
+    cmd!("dbsize", 1, RF, K0, k::dbsize),
+    cmd!("flushdb", -1, W, K0, k::flushdb),
+    cmd!("flushall", -1, W, K0, k::flushall),
+    cmd!("select", 2, &["loading", "stale", "fast"], K0, k::select),
+    cmd!("swapdb", 3, WF, K0, k::swapdb),
+    // Lists.
+    cmd!("lpush", -3, WDF, K1, l::lpush),
+    cmd!("rpush", -3, WDF, K1, l::rpush),
+    cmd!("lpushx", -3, WDF, K1, l::lpushx),
+    cmd!("rpushx", -3, WDF, K1, l::rpushx),
+    cmd!("lpop", -2, WF, K1, l::lpop),
+    cmd!("rpop", -2, WF, K1, l::rpop),
+    cmd!("llen", 2, RF, K1, l::llen),
+    cmd!("lindex", 3, R, K1, l::lindex),
+    cmd!("lset", 4, WD, K1, l::lset),
+    cmd!("ltrim", 4, W, K1, l::ltrim),
+    cmd!("lrange", 4, R, K1, l::lrange),
+    cmd!("lrem", 4, W, K1, l::lrem),
+    // Hashes.
+    cmd!("hset", -4, WDF, K1, h::hset),
+    cmd!("hmset", -4, WDF, K1, h::hmset),
+    cmd!("hsetnx", 4, WDF, K1, h::hsetnx),
+    cmd!("hget", 3, RF, K1, h::hget),
+    cmd!("hmget", -3, RF, K1, h::hmget),
+    cmd!("hgetall", 2, R, K1, h::hgetall),
+    cmd!("hdel", -3, WF, K1, h::hdel),
+    cmd!("hlen", 2, RF, K1, h::hlen),
+    cmd!("hexists", 3, RF, K1, h::hexists),
+    cmd!("hincrby", 4, WDF, K1, h::hincrby),
+    cmd!("hincrbyfloat", 4, WDF, K1, h::hincrbyfloat),
+    cmd!("hkeys", 2, R, K1, h::hkeys),
+    cmd!("hvals", 2, R, K1, h::hvals),
+    cmd!("hstrlen", 3, RF, K1, h::hstrlen),
+    // Sets.
+    cmd!("sadd", -3, WDF, K1, s::sadd),
+    cmd!("srem", -3, WF, K1, s::srem),
+    cmd!("smembers", 2, R, K1, s::smembers),
+    cmd!("sismember", 3, RF, K1, s::sismember),
+    cmd!("smismember", -3, RF, K1, s::smismember),
+    cmd!("scard", 2, RF, K1, s::scard),
+    cmd!("spop", -2, WF, K1, s::spop),
+    cmd!("srandmember", -2, R, K1, s::srandmember),
+    // Sorted sets.
+    cmd!("zadd", -4, WDF, K1, z::zadd),
+    cmd!("zincrby", 4, WDF, K1, z::zincrby),
+    cmd!("zscore", 3, RF, K1, z::zscore),
+    cmd!("zmscore", -3, RF, K1, z::zmscore),
+    cmd!("zcard", 2, RF, K1, z::zcard),
+    cmd!("zrem", -3, WF, K1, z::zrem),
+    cmd!("zrank", 3, RF, K1, z::zrank),
+    cmd!("zrevrank", 3, RF, K1, z::zrevrank),
+    cmd!("zcount", 4, RF, K1, z::zcount),
+    cmd!("zrange", -4, R, K1, z::zrange),
+    cmd!("zrevrange", -4, R, K1, z::zrevrange),
+    cmd!("zrangebyscore", -4, R, K1, z::zrangebyscore),
+    cmd!("zrevrangebyscore", -4, R, K1, z::zrevrangebyscore),
+    cmd!("zpopmin", -2, WF, K1, z::zpopmin),
+    cmd!("zpopmax", -2, WF, K1, z::zpopmax),
+    // Server and connection.
+    cmd!("ping", -1, &["fast"], K0, srv::ping),
+    cmd!("echo", 2, &["loading", "stale", "fast"], K0, srv::echo),
+    cmd!("info", -1, &["loading", "stale"], K0, srv::info),
+    cmd!("time", 1, &["loading", "stale", "fast"], K0, srv::time),
+    cmd!(
+        "lastsave",
+        1,
+        &["loading", "stale", "fast"],
+        K0,
+        srv::lastsave
+    ),
+    cmd!(
+        "hello",
+        -1,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy"
+        ],
+        K0,
+        srv::hello
+    ),
+    Command {
+        name: "command",
+        arity: -1,
+        flags: &["loading", "stale"],
+        keys: K0,
+        handler: srv::command,
+        subcommands: srv::COMMAND_SUBCOMMANDS,
+    },
+    Command {
+        name: "config",
+        arity: -2,
+        flags: &[],
+        keys: K0,
+        handler: srv::unreachable_container,
+        subcommands: srv::CONFIG_SUBCOMMANDS,
+    },
+    Command {
+        name: "client",
+        arity: -2,
+        flags: &[],
+        keys: K0,
+        handler: srv::unreachable_container,
+        subcommands: srv::CLIENT_SUBCOMMANDS,
+    },
+    cmd!(
+        "quit",
+        -1,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy"
+        ],
+        K0,
+        srv::quit
+    ),
+];
+
+/// Longest command name worth looking up (the longest here is 16 bytes).
+const NAME_MAX: usize = 32;
+
+type Table = HashMap<&'static [u8], &'static Command, crate::store::Hasher>;
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| COMMANDS.iter().map(|c| (c.name.as_bytes(), c)).collect())
+}
+
+/// Case-insensitive lookup of a command name.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    if name.len() > NAME_MAX {
+        return None;
+    }
+    let mut lower = [0u8; NAME_MAX];
+    for (d, s) in lower.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    table().get(&lower[..name.len()]).copied()
+}
+
+fn lookup_subcommand(container: &'static Command, name: &[u8]) -> Option<&'static Command> {
+    container.subcommands.iter().find(|c| {
+        let sub = c.name.split('|').nth(1).unwrap_or("");
+        sub.as_bytes().eq_ignore_ascii_case(name)
+    })
+}
+
+/// A C string's view of an argument (redis formats names with `%s`, which stops at NUL),
+/// cut to at most `max` bytes (`%.128s`).
+fn c_str(b: &[u8], max: usize) -> &[u8] {
+    let end = memchr::memchr(0, b).unwrap_or(b.len()).min(max);
+    &b[..end]
+}
+
+/// Runs one command, as redis's `processCommand`: QUIT, lookup, arity, then the handler.
+pub fn execute(ctx: &mut Ctx, args: Args) {
+    let name = args.get(0);
+    let Some(mut cmd) = lookup(name) else {
+        return unknown_command(ctx, args);
+    };
+    if !cmd.subcommands.is_empty() && args.len() >= 2 {
+        match lookup_subcommand(cmd, args.get(1)) {
+            Some(sub) => cmd = sub,
+            None => {
+                let mut msg = b"unknown subcommand '".to_vec();
+                msg.extend_from_slice(c_str(args.get(1), 128));
+                msg.extend_from_slice(b"'. Try ");
+                msg.extend_from_slice(cmd.name.to_ascii_uppercase().as_bytes());
+                msg.extend_from_slice(b" HELP.");
+                return reply::error_sanitized(ctx.out, &msg);
+            }
+        }
+    }
+    let argc = args.len() as i32;
+    if (cmd.arity > 0 && cmd.arity != argc) || argc < -cmd.arity {
+        return ctx.arity_error(cmd.name);
+    }
+    (cmd.handler)(ctx, args);
+}
+
+fn unknown_command(ctx: &mut Ctx, args: Args) {
+    let mut msg = b"unknown command '".to_vec();
+    msg.extend_from_slice(c_str(args.get(0), 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    // As redis: arguments are appended while the list is under 128 bytes, each cut to the
+    // room left.
+    let mut listed = 0;
+    for arg in args.iter_from(1) {
+        if listed >= 128 {
+            break;
+        }
+        let arg = c_str(arg, 128 - listed);
+        msg.push(b'\'');
+        msg.extend_from_slice(arg);
+        msg.extend_from_slice(b"' ");
+        listed += arg.len() + 3;
+    }
+    reply::error_sanitized(ctx.out, &msg);
+}

@@ -1,0 +1,201 @@
+//! Reply encoding: every function appends one RESP2 value to a client's output buffer.
+//!
+//! Replies are written straight into the client's `Vec<u8>`; a pipelined batch of replies is
+//! then sent with one `write`. Integers are formatted with `itoa` (no allocation), and the
+//! handful of constant replies are byte-string constants.
+
+use crate::numbers;
+use std::ops::{Deref, DerefMut};
+
+/// A client's output buffer and the protocol version its replies use (2 by default, 3
+/// after `HELLO 3`). It dereferences to the byte vector.
+#[derive(Default)]
+pub struct Out {
+    pub buf: Vec<u8>,
+    pub resp3: bool,
+}
+
+impl Deref for Out {
+    type Target = Vec<u8>;
+    #[inline]
+    fn deref(&self) -> &Vec<u8> {
+        &self.buf
+    }
+}
+
+impl DerefMut for Out {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+pub const OK: &[u8] = b"+OK\r\n";
+pub const NULL: &[u8] = b"$-1\r\n";
+pub const NULL_ARRAY: &[u8] = b"*-1\r\n";
+pub const EMPTY_ARRAY: &[u8] = b"*0\r\n";
+pub const PONG: &[u8] = b"+PONG\r\n";
+pub const ZERO: &[u8] = b":0\r\n";
+pub const ONE: &[u8] = b":1\r\n";
+
+pub const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const NOT_INTEGER: &str = "value is not an integer or out of range";
+pub const NOT_FLOAT: &str = "value is not a valid float";
+pub const SYNTAX: &str = "syntax error";
+pub const NO_SUCH_KEY: &str = "no such key";
+pub const OUT_OF_RANGE: &str = "index out of range";
+pub const OVERFLOW: &str = "increment or decrement would overflow";
+
+#[inline]
+pub fn raw(out: &mut Out, bytes: &[u8]) {
+    out.extend_from_slice(bytes);
+}
+
+pub fn simple(out: &mut Out, s: &str) {
+    out.push(b'+');
+    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// An error reply. As redis's `addReplyError`, the message gets an `-ERR ` prefix unless it
+/// already starts with `-` (an error code such as `-WRONGTYPE`).
+pub fn error(out: &mut Out, msg: &str) {
+    error_bytes(out, msg.as_bytes());
+}
+
+pub fn error_bytes(out: &mut Out, msg: &[u8]) {
+    if !msg.starts_with(b"-") {
+        out.extend_from_slice(b"-ERR ");
+    }
+    out.extend_from_slice(msg);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// An error whose text includes client-supplied bytes, as redis's `addReplyErrorFormat`:
+/// CR and LF become spaces so that the reply stays one protocol line.
+pub fn error_sanitized(out: &mut Out, msg: &[u8]) {
+    out.extend_from_slice(b"-ERR ");
+    out.extend(
+        msg.iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+#[inline]
+pub fn int(out: &mut Out, n: i64) {
+    let mut b = itoa::Buffer::new();
+    out.push(b':');
+    out.extend_from_slice(b.format(n).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Writes `kind`, `n` in decimal and CRLF into `buf`, returning the length. Lengths below
+/// 100 (nearly every bulk string and array header) skip the general formatter.
+#[inline]
+fn format_header(buf: &mut [u8; 24], kind: u8, n: usize) -> usize {
+    buf[0] = kind;
+    let digits = if n < 10 {
+        buf[1] = b'0' + n as u8;
+        1
+    } else if n < 100 {
+        buf[1] = b'0' + (n / 10) as u8;
+        buf[2] = b'0' + (n % 10) as u8;
+        2
+    } else {
+        let mut b = itoa::Buffer::new();
+        let d = b.format(n).as_bytes();
+        buf[1..1 + d.len()].copy_from_slice(d);
+        d.len()
+    };
+    buf[1 + digits] = b'\r';
+    buf[2 + digits] = b'\n';
+    3 + digits
+}
+
+#[inline]
+fn header(out: &mut Out, kind: u8, n: usize) {
+    let mut buf = [0u8; 24];
+    let len = format_header(&mut buf, kind, n);
+    out.extend_from_slice(&buf[..len]);
+}
+
+/// Bulk strings up to this size are assembled on the stack and appended with one copy.
+const SMALL_BULK: usize = 64;
+
+#[inline]
+pub fn bulk(out: &mut Out, s: &[u8]) {
+    let mut buf = [0u8; 24 + SMALL_BULK + 2];
+    let mut head = [0u8; 24];
+    let h = format_header(&mut head, b'$', s.len());
+    if s.len() <= SMALL_BULK {
+        buf[..h].copy_from_slice(&head[..h]);
+        buf[h..h + s.len()].copy_from_slice(s);
+        buf[h + s.len()..h + s.len() + 2].copy_from_slice(b"\r\n");
+        out.extend_from_slice(&buf[..h + s.len() + 2]);
+    } else {
+        out.reserve(h + s.len() + 2);
+        out.extend_from_slice(&head[..h]);
+        out.extend_from_slice(s);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[inline]
+pub fn array(out: &mut Out, n: usize) {
+    header(out, b'*', n);
+}
+
+pub fn opt_bulk(out: &mut Out, s: Option<&[u8]>) {
+    match s {
+        Some(s) => bulk(out, s),
+        None => null(out),
+    }
+}
+
+/// The null bulk string (`$-1`), or RESP3's null.
+#[inline]
+pub fn null(out: &mut Out) {
+    let r: &[u8] = if out.resp3 { b"_\r\n" } else { NULL };
+    out.extend_from_slice(r);
+}
+
+/// The null array (`*-1`), or RESP3's null.
+pub fn null_array(out: &mut Out) {
+    let r: &[u8] = if out.resp3 { b"_\r\n" } else { NULL_ARRAY };
+    out.extend_from_slice(r);
+}
+
+/// A map of `n` key/value pairs: RESP3 `%n`, a flat array of 2n in RESP2.
+pub fn map(out: &mut Out, n: usize) {
+    if out.resp3 {
+        header(out, b'%', n);
+    } else {
+        header(out, b'*', n * 2);
+    }
+}
+
+/// A set of `n` members: RESP3 `~n`, an array in RESP2.
+pub fn set(out: &mut Out, n: usize) {
+    let kind = if out.resp3 { b'~' } else { b'*' };
+    header(out, kind, n);
+}
+
+pub fn int_bulk(out: &mut Out, n: i64) {
+    let mut b = itoa::Buffer::new();
+    bulk(out, b.format(n).as_bytes());
+}
+
+/// A double as redis 7.0's `addReplyDouble`: `inf`/`-inf`, else `%.17g`; a bulk string in
+/// RESP2, RESP3's `,` double type otherwise.
+pub fn double(out: &mut Out, d: f64) {
+    let mut buf = [0u8; 32];
+    let n = numbers::format_double(d, &mut buf);
+    if out.resp3 {
+        out.push(b',');
+        out.extend_from_slice(&buf[..n]);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        bulk(out, &buf[..n]);
+    }
+}
