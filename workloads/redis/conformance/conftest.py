@@ -89,6 +89,9 @@ def _specs(config: pytest.Config) -> list[ServerSpec]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
+        "markers", "selftest: proves the suite itself (broken servers); runs only without --impl"
+    )
+    config.addinivalue_line(
         "markers", "semantics: needs a real key-value server (n/a for the floor, which answers +OK)"
     )
     config.addinivalue_line(
@@ -104,6 +107,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    chosen = bool(config.getoption("--impl") or config.getoption("--server-argv"))
+    deselected = [i for i in items if chosen and i.get_closest_marker("selftest")]
+    if deselected:  # the self-test is about the suite, not about the chosen servers
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [i for i in items if i not in deselected]
     for item in items:
         if SUITE_DIR not in item.path.parents:
             continue

@@ -1,0 +1,99 @@
+"""A deliberately broken server for the suite's self-test: redis-server behind a proxy that
+damages the conversation in one chosen way. The suite must fail against every mode but
+`faithful` (test_suite_catches_bugs.py).
+
+    proxy.py --port PORT --mode MODE
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+MODES = ("faithful", "lowercase-errors", "keep-open", "nil-as-empty", "int-as-bulk")
+_INT_REPLY = re.compile(rb"(^|(?<=\r\n)):(-?\d+)\r\n")
+
+
+def damage_reply(mode: str, data: bytes) -> bytes:
+    if mode == "lowercase-errors":
+        return data.replace(b"-ERR ", b"-err ")
+    if mode == "nil-as-empty":
+        return data.replace(b"$-1\r\n", b"$0\r\n\r\n")
+    if mode == "int-as-bulk":
+        return _INT_REPLY.sub(lambda m: b"$%d\r\n%s\r\n" % (len(m[2]), m[2]), data)
+    return data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_upstream() -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--logfile", ""],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    for _ in range(500):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.01)
+    proc.kill()
+    sys.exit("proxy: redis-server did not start")
+
+
+async def pump(reader, writer, transform, close_when_done: bool) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(transform(data))
+            await writer.drain()
+    except (ConnectionError, asyncio.CancelledError):
+        pass
+    if close_when_done:
+        writer.close()
+
+
+async def serve(port: int, upstream: int, mode: str) -> None:
+    async def client(creader, cwriter) -> None:
+        ureader, uwriter = await asyncio.open_connection("127.0.0.1", upstream)
+        to_server = asyncio.create_task(pump(creader, uwriter, lambda d: d, True))
+        to_client = asyncio.create_task(
+            pump(ureader, cwriter, lambda d: damage_reply(mode, d), mode != "keep-open")
+        )
+        await asyncio.wait([to_server, to_client], return_when=asyncio.ALL_COMPLETED)
+        cwriter.close()
+
+    srv = await asyncio.start_server(client, "127.0.0.1", port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    async with srv:
+        await stop.wait()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--mode", choices=MODES, required=True)
+    args = p.parse_args()
+    proc, upstream = start_upstream()
+    try:
+        asyncio.run(serve(args.port, upstream, args.mode))
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    main()
