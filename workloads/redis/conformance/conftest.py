@@ -92,6 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "selftest: proves the suite itself (broken servers); runs only without --impl"
     )
     config.addinivalue_line(
+        "markers", "resp3: needs RESP3 after HELLO 3 (the lab spec's stretch goal)"
+    )
+    config.addinivalue_line(
         "markers", "semantics: needs a real key-value server (n/a for the floor, which answers +OK)"
     )
     config.addinivalue_line(

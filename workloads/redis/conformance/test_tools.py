@@ -171,9 +171,17 @@ def test_redis_cli_pipe_mass_insertion(server):
 
 
 @pytest.mark.semantics
-def test_redis_python_client(server):
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        pytest.param(None, id="default", marks=pytest.mark.resp3),  # redis-py 8 sends HELLO 3
+        pytest.param(2, id="resp2"),
+    ],
+)
+def test_redis_python_client(server, protocol):
     redis = pytest.importorskip("redis")
-    r = redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=10)
+    kwargs = {"protocol": protocol} if protocol else {}
+    r = redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=10, **kwargs)
     assert r.ping()
     assert r.set("name", "ada") and r.get("name") == b"ada"
     assert r.set("name", "bob", nx=True) is None
