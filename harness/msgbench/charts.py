@@ -260,6 +260,9 @@ def latency_chart(
     title: str = "",
     missing: Mapping[str, str] | None = None,
     ylabel: str = "latency (lower is better, log scale)",
+    width: float = 6.4,
+    rotate_labels: bool = False,
+    unit_line: float | None = None,
 ) -> str:
     """Latency percentiles of one scenario: x = percentile (p50 … max), log y, one line per
     implementation with its 95% CI as error bars. values[impl][metric] = (median, lo, hi);
@@ -267,10 +270,12 @@ def latency_chart(
     lists implementations with no numbers ({"go": "FAIL"}), named under the chart."""
     missing = dict(missing or {})
     with matplotlib.rc_context(_RC):
-        fig = _figure(6.4, 3.5)
+        fig = _figure(width, 3.8 if rotate_labels else 3.5)
         ax = fig.add_subplot()
         styles = _style_index(impls)
         xs = list(range(len(percentiles)))
+        if unit_line is not None:  # e.g. 1.0 on a ratio chart: "same as the reference"
+            ax.axhline(unit_line, color="#888888", linewidth=0.9, linestyle=":")
         drawn = 0
         for imp in impls:
             row = values.get(imp.id)
@@ -300,6 +305,8 @@ def latency_chart(
             )
             drawn += 1
         ax.set_xticks(xs, [label for _, label in percentiles])
+        if rotate_labels:
+            ax.tick_params(axis="x", labelrotation=60, labelsize=7.5)
         ax.set_xlim(-0.3, len(xs) - 0.7)
         if drawn:
             ax.set_yscale("log")

@@ -494,6 +494,50 @@ def _family_tables(
     return tables
 
 
+def _family_charts(
+    wl: dict, scen: dict, defs: dict, present: list[ImplInfo], outcomes: dict, missing: dict
+) -> list[tuple[str, str]]:
+    """For the first family of the scenario whose metrics are throughputs (requests/s per
+    test): every implementation's ratio to the reference per test, with its 95% CI."""
+    anchor = wl.get("reference") or wl.get("baseline") or ""
+    members = [k for k, d in defs.items() if d.get("family") and d.get("better") == "higher"]
+    if not members or not anchor:
+        return []
+    family = defs[members[0]]["family"]
+    members = [k for k in members if defs[k]["family"] == family]
+    prefix = family.partition("*")[0]
+    name = scen["name"]
+    anchor_o = outcomes.get((name, anchor))
+    if not anchor_o or anchor_o.status != "ok":
+        return []
+    values: dict[str, dict] = {}
+    for imp in present:
+        o = outcomes[(name, imp.id)]
+        if imp.id == anchor or o.status != "ok":
+            continue
+        row: dict = {}
+        for k in members:
+            r = _ratio(o.rows.get(k), anchor_o.rows.get(k))
+            if r is not None:
+                ci = r.get("ci95") or [None, None]
+                row[k] = (r["ratio"], ci[0], ci[1])
+        values[imp.id] = row
+    chart_impls = [i.chart for i in present if i.id in values]
+    svg = charts.latency_chart(
+        chart_impls,
+        values,
+        [(k, k[len(prefix) :]) for k in members],
+        "",
+        title=f"{name}: requests/s per test ÷ {anchor}",
+        missing={k: v for k, v in missing.items() if k != anchor},
+        ylabel=f"× {anchor} (higher is better, log scale)",
+        width=8.0,
+        rotate_labels=True,
+        unit_line=1.0,
+    )
+    return [(f"per-test ratio to {anchor} in the same run, 95% CI", svg)]
+
+
 def _scenario_charts(
     wl: dict, scen: dict, defs: dict, impls: list[ImplInfo], outcomes: dict
 ) -> list[tuple[str, str]]:
@@ -527,6 +571,7 @@ def _scenario_charts(
         out.append((f"{label} per implementation, 95% CI", svg))
 
     bar(primary)
+    out.extend(_family_charts(wl, scen, defs, present, outcomes, missing))
     lat = [
         k
         for k in defs
