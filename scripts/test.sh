@@ -22,7 +22,7 @@ cmake --build build/cmake
 ctest --test-dir build/cmake --output-on-failure
 
 step "harness and Python unit tests (pytest)"
-.venv/bin/pytest -q tests workloads/*/browser/tests
+.venv/bin/pytest -q tests workloads/*/browser/tests drivers/redisbench
 # Each implementation's own tests alone: they share module names (protocol.py, ...).
 for d in workloads/*/impls/python*/tests; do
     .venv/bin/pytest -q "$d"

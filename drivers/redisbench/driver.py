@@ -145,7 +145,7 @@ def stop_server(proc: subprocess.Popen) -> int | None:
 # -------------------------------------------------------------------------- the load generator
 
 
-def test_key(name: str) -> str:
+def short_test_name(name: str) -> str:
     """A short stable name per CSV row: 'LRANGE_100 (first 100 elements)' → 'LRANGE_100'; the
     LPUSH that fills the list for the LRANGE tests is its own test, 'LPUSH_LRANGE'."""
     if "needed to benchmark LRANGE" in name:
@@ -163,7 +163,7 @@ def parse_csv(text: str) -> dict[str, dict]:
             continue
         name, rps, avg, _min, p50, _p95, p99, mx = row[:8]
         value = float(rps)
-        tests[test_key(name)] = {
+        tests[short_test_name(name)] = {
             "name": name,
             "rps": value if math.isfinite(value) else None,  # "inf" with a tiny -n
             "avg_ms": float(avg),
