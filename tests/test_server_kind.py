@@ -4,6 +4,7 @@ them per test and check targets against the reference."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
@@ -73,6 +74,11 @@ def server_lab(tmp_path, monkeypatch):
             [run]
             argv = ["{{impl_dir}}/srv", "{speed}", "--port", "{{port}}"]
         """)
+            + (
+                'client_argv = ["{impl_dir}/cli", "--port", "{port}"]\n'
+                if impl_id == "fast"
+                else ""
+            )
         )
     monkeypatch.setattr(paths, "WORKLOADS", root)
     registry.load.cache_clear()
@@ -88,6 +94,13 @@ def test_server_argv_gets_a_port_and_the_driver_the_same_one(server_lab, tmp_pat
     port = argv[argv.index("--port") + 1]
     assert 0 < int(port) < 65536
     assert argv[argv.index("--") + 1 :] == [str(impl.dir / "srv"), "2", "--port", port]
+    # its own client program, with the same port, for scenarios that use it
+    client = json.loads(argv[argv.index("--client-json") + 1])
+    assert client == [str(impl.dir / "cli"), "--port", port]
+    slow = runner.server_trial_argv(
+        w, s, w.impls["slow"], "smoke", runner.Placement("none", (), ()), tmp_path / "e.log", 60
+    )
+    assert "--client-json" not in slow
     assert argv[argv.index("--bench") + 1] == "-n 5"
     assert impl.argv()[-1] == "{port}"  # unfilled until a launch
 

@@ -84,6 +84,13 @@ class Impl:
             argv = [a.replace("{port}", str(port)) for a in argv]
         return argv
 
+    def client_argv(self, port: int | None = None) -> list[str]:
+        """The implementation's own client program ([run] client_argv), [] if it has none."""
+        argv = expand(self.run.get("client_argv", []), template_vars(self._workload, self.dir))
+        if port is not None:
+            argv = [a.replace("{port}", str(port)) for a in argv]
+        return argv
+
     def cwd(self) -> str:
         if "cwd" in self.run:
             return expand([self.run["cwd"]], template_vars(self._workload, self.dir))[0]

@@ -127,11 +127,15 @@ def server_trial_argv(
     timeout_s: int,
 ) -> list[str]:
     """The driver starts the server on a free port ({port} in its argv), loads it, stops it:
-    the same options as a stdio driver plus --port."""
+    the same options as a stdio driver plus --port, and --client-json with the
+    implementation's own client program when it has one (scenarios choose whether to use it)."""
     port = free_port()
     argv = stdio_trial_argv(w, s, impl, profile, where, stderr_log, timeout_s)
     cut = len(argv) - len(impl.argv()) - 1  # the "--" before the implementation's argv
-    return [*argv[:cut], "--port", str(port), "--", *impl.argv(port)]
+    extra = ["--port", str(port)]
+    if impl.client_argv():
+        extra += ["--client-json", json.dumps(impl.client_argv(port))]
+    return [*argv[:cut], *extra, "--", *impl.argv(port)]
 
 
 TRIAL_ARGV = {"stdio": stdio_trial_argv, "server": server_trial_argv}
