@@ -109,29 +109,37 @@ def configure_cmake(log: Path) -> tuple[bool, str]:
     return _run(cmake_configure_argv(), log)
 
 
-def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
-    log = paths.BUILD_LOGS / f"{impl.workload}-{impl.id}.log"
-    log.unlink(missing_ok=True)
-    system, target = impl.build["system"], impl.build.get("target", "")
+def _build_target(impl: Impl, system: str, target: str, exe: Path, log: Path, cmake_ok: bool):
     if system == "cmake":
-        if not cmake_configured:
-            return BuildResult(impl.name, False, log, "cmake configure failed")
-        ok, msg = _run(["cmake", "--build", str(paths.CMAKE_BUILD), "--target", target], log)
-    elif system == "cargo":
-        ok, msg = _run(cargo_build_argv(target), log, cargo_env())
-    elif system == "go":
+        if not cmake_ok:
+            return False, "cmake configure failed"
+        return _run(["cmake", "--build", str(paths.CMAKE_BUILD), "--target", target], log)
+    if system == "cargo":
+        return _run(cargo_build_argv(target), log, cargo_env())
+    if system == "go":
         go = profiles.load()["go"]
-        out = paths.GO_BIN / Path(impl.executable).name
-        argv = ["go", "build", "-o", str(out)]
+        argv = ["go", "build", "-o", str(paths.GO_BIN / exe.name)]
         if go.get("trimpath"):
             argv.append("-trimpath")
         if go.get("ldflags"):
             argv.append(f"-ldflags={' '.join(go['ldflags'])}")
         if go.get("gcflags"):
             argv.append(f"-gcflags={go['gcflags']}")
-        ok, msg = _run([*argv, f"./{target}"], log, go_env())
-    else:  # "none": interpreted, nothing to compile
-        ok, msg = True, ""
+        return _run([*argv, f"./{target}"], log, go_env())
+    return True, ""  # "none": interpreted, nothing to compile
+
+
+def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
+    """Build the implementation (and its own client program, `[build] client_target`, when
+    it has one: a server workload's implementation may bring its client, as comm's do)."""
+    log = paths.BUILD_LOGS / f"{impl.workload}-{impl.id}.log"
+    log.unlink(missing_ok=True)
+    system, target = impl.build["system"], impl.build.get("target", "")
+    ok, msg = _build_target(impl, system, target, Path(impl.executable), log, cmake_configured)
+    client_target = impl.build.get("client_target")
+    if ok and client_target and impl.client_argv():
+        client_exe = Path(impl.client_argv()[0])
+        ok, msg = _build_target(impl, system, client_target, client_exe, log, cmake_configured)
     if ok and not impl.built:
         ok, msg = False, f"build succeeded but {paths.rel(impl.executable)} does not exist"
     return BuildResult(impl.name, ok, log, msg)

@@ -159,6 +159,7 @@ class Scenario:
     params: dict[str, dict]
     metrics: list[str]
     primary: str
+    own_client: bool = False  # runs each impl's own client program (impls without one skip)
 
     def argv(self, profile: str) -> list[str]:
         if profile not in self.params:
@@ -299,6 +300,7 @@ def _load_workload(manifest: Path) -> Workload:
             params=s.get("params", {}),
             metrics=s.get("metrics", []),
             primary=s["primary"],
+            own_client=bool(s.get("own_client", False)),
         )
     metric_defs = data.get("metrics", {})
     for s in scenarios.values():

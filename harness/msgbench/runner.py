@@ -206,8 +206,14 @@ def measure(
                             f"{', '.join(missing)} not installed (run `make setup`)"
                         )
                     continue
+                runnable = list(impls)
+                if s.own_client:  # e.g. comm's test4-own: the floor brings no client
+                    for impl in impls:
+                        if not impl.client_argv():
+                            out.skipped[(w.name, s.name, impl.id)] = "has no client program"
+                    runnable = [i for i in impls if i.client_argv()]
                 for round_no in range(reps + 1):
-                    order = list(impls)
+                    order = list(runnable)
                     rng.shuffle(order)
                     for impl in order:
                         key = (w.name, s.name, impl.id)
