@@ -1,0 +1,89 @@
+"""A small, correct comm server (threads, blocking sockets) with switchable bugs, for the
+suite's self-test: `faithful` must pass the suite, every other mode must fail it.
+
+    echo_server.py --port PORT [--max-body N] [--bug MODE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import struct
+import sys
+import threading
+
+HEADER = struct.Struct(">BQ")
+LITTLE = struct.Struct("<BQ")
+REPLY, END, QUIT = 2, 4, 8
+BUGS = (
+    "faithful",
+    "echo-type",
+    "little-endian",
+    "end-before-drain",
+    "no-close-after-end",
+    "ignore-cap",
+    "drop-split-header",
+    "reply-per-byte-split",
+)
+
+
+def recv_exact(conn: socket.socket, n: int, bug: str) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = conn.recv(min(1 << 20, n - len(buf)))
+        if not chunk:
+            return None
+        if bug == "drop-split-header" and n == HEADER.size and len(chunk) < n:
+            return None  # a header split across reads is taken for EOF
+        buf += chunk
+    return bytes(buf)
+
+
+def handle(conn: socket.socket, max_body: int, bug: str) -> None:
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    codec = LITTLE if bug == "little-endian" else HEADER
+    with conn:
+        while True:
+            head = recv_exact(conn, HEADER.size, bug)
+            if head is None:
+                return
+            kind, length = codec.unpack(head)
+            if length > max_body and bug != "ignore-cap":
+                print(f"refused a body of {length} bytes", file=sys.stderr)
+                return
+            if kind in (END, QUIT):
+                conn.sendall(codec.pack(END, 0))
+                if bug == "no-close-after-end":
+                    conn.recv(1)
+                return
+            body = recv_exact(conn, length, bug) if length else b""
+            if body is None:
+                return
+            if bug == "end-before-drain" and len(body) > 1000:
+                conn.sendall(codec.pack(END, 0))
+                return
+            conn.sendall(codec.pack(kind if bug == "echo-type" else REPLY, len(body)) + body)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--pool", type=int, default=8)
+    p.add_argument("--max-body", type=int, default=64 << 20)
+    p.add_argument("--bug", choices=BUGS, default="faithful")
+    args = p.parse_args()
+    if not 0 < args.port < 65536 or args.pool < 1 or args.max_body < 0:
+        p.error("--port must be 1-65535, --pool at least 1, --max-body at least 0")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", args.port))
+    srv.listen(1024)
+    while True:
+        conn, _ = srv.accept()
+        threading.Thread(target=handle, args=(conn, args.max_body, args.bug), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
