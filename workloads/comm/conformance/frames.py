@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 
 DEFAULT, TEXT, REPLY, END, QUIT, FLUSH, STRING, BINARY = 0, 1, 2, 4, 8, 16, 64, 128
@@ -30,6 +31,21 @@ def connect(port: int, timeout: float = IO_TIMEOUT_S) -> socket.socket:
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
+
+
+def send_in_background(sock: socket.socket, data: bytes) -> threading.Thread:
+    """sendall from a thread, so the caller can read replies meanwhile: a server that stops
+    reading while its replies are not being read (back-pressure) must not deadlock the test."""
+    t = threading.Thread(target=_send_quietly, args=(sock, data), daemon=True)
+    t.start()
+    return t
+
+
+def _send_quietly(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass  # the reader reports what went wrong
 
 
 class Reader:

@@ -44,7 +44,7 @@ def test_one_byte_per_write(server):
 def test_many_frames_in_one_write(server, count):
     messages = [(frames.DEFAULT, frames.pattern(2, m, 1 + m % 64)) for m in range(count)]
     with frames.connect(server.port) as s:
-        s.sendall(b"".join(frame(k, b) for k, b in messages) + frame(frames.END))
+        frames.send_in_background(s, b"".join(frame(k, b) for k, b in messages) + frame(frames.END))
         r = Reader(s)
         for m, (_, body) in enumerate(messages):
             assert r.frame() == (frames.REPLY, body), f"reply {m}"

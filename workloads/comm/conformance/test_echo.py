@@ -12,11 +12,16 @@ TYPES = [frames.DEFAULT, frames.TEXT, frames.REPLY, frames.FLUSH, frames.STRING,
 
 
 def echo(port: int, messages: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], str]:
+    """Send from a thread while reading: a server may stream a large body's reply back before
+    it has read all of it (SPEC §2), so a client that only reads after sending could deadlock."""
     with frames.connect(port) as s:
-        s.sendall(b"".join(frame(k, b) for k, b in messages) + frame(frames.END))
+        data = b"".join(frame(k, b) for k, b in messages) + frame(frames.END)
+        sender = frames.send_in_background(s, data)
         r = Reader(s)
-        replies = [r.frame() for _ in messages]
-        return replies, frames.session_end(r)
+        replies = [r.frame(60) for _ in messages]
+        end = frames.session_end(r)
+        sender.join(10)
+        return replies, end
 
 
 @pytest.mark.parametrize("size", SIZES)
