@@ -65,3 +65,17 @@ def test_abrupt_disconnects_leave_the_server_serving(server):
         s.sendall(frame(frames.DEFAULT, b"still here") + frame(frames.END))
         r = Reader(s)
         assert r.frame() == (frames.REPLY, b"still here")
+
+
+def test_input_after_end_does_not_destroy_replies(server):
+    """A client keeps sending after END: the server must not close with that input unread
+    (the kernel would answer with a reset and destroy replies still in flight); it drains."""
+    bodies = [frames.pattern(6, m, 1000) for m in range(200)]
+    with frames.connect(server.port) as s:
+        data = b"".join(frame(frames.DEFAULT, b) for b in bodies) + frame(frames.END)
+        sender = frames.send_in_background(s, data + b"\x00" * (1 << 20))
+        r = Reader(s)
+        for m, b in enumerate(bodies):
+            assert r.frame() == (frames.REPLY, b), f"reply {m} lost or wrong"
+        assert r.frame() == (frames.END, b"")
+        sender.join(10)

@@ -56,6 +56,12 @@ def handle(conn: socket.socket, max_body: int, bug: str) -> None:
                 conn.sendall(codec.pack(END, 0))
                 if bug == "no-close-after-end":
                     conn.recv(1)
+                    return
+                # Half-close, then drain: closing with unread input would reset the connection
+                # and destroy replies still in flight.
+                conn.shutdown(socket.SHUT_WR)
+                while conn.recv(1 << 16):
+                    pass
                 return
             body = recv_exact(conn, length, bug) if length else b""
             if body is None:
