@@ -647,6 +647,52 @@ def _conformance(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table,
     return table, failures
 
 
+_CLIENT_PARAM = re.compile(r"(?:^|[-\[])client=(?P<client>[^\]-]+)")
+
+
+def _interop_matrix(wl: dict, impls: list[ImplInfo], results: dict) -> Table | None:
+    """Conformance tests parametrised with `client=<id>` (an implementation's own client
+    against the server under test) folded into a client × server matrix: pass when every such
+    test of that pair passed, FAIL when any failed."""
+    name = wl["name"]
+    verify = {v["impl"]: v for v in results.get("verify", []) if v.get("workload") == name}
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for server, v in verify.items():
+        states = dict(v.get("tests") or {})
+        for f in v.get("failures") or []:
+            states[f.get("test", "")] = "FAIL"
+        for test, state in states.items():
+            m = _CLIENT_PARAM.search(test)
+            if m:
+                pairs.setdefault((m["client"], server), []).append(state)
+    if not pairs:
+        return None
+    servers = [i for i in impls if i.id in verify]
+    clients = [i for i in impls if any(c == i.id for c, _ in pairs)]
+    rows = []
+    for client in clients:
+        cells = [Cell(f"{client.id} client", "impl", color=client.color)]
+        for server in servers:
+            states = pairs.get((client.id, server.id), [])
+            if not states:
+                cells.append(Cell("—", "muted"))
+            elif any(s == "FAIL" for s in states):
+                cells.append(Cell("FAIL", "fail"))
+            elif all(s == "pass" for s in states):
+                cells.append(Cell("pass", "pass", sub=f"{len(states)} tests"))
+            else:
+                cells.append(Cell("skip", "na"))
+        rows.append(cells)
+    return Table(
+        ["client ↓ / server →"] + [i.id for i in servers],
+        rows,
+        [False] * (len(servers) + 1),
+        caption="interoperability: each implementation's own client program against each "
+        "server (every conformance test of that pair)",
+        cls="matrix",
+    )
+
+
 def _code_table(wl: dict, impls: list[ImplInfo], results: dict, outcomes: dict) -> Table | None:
     name = wl["name"]
     metrics = {m["impl"]: m for m in results.get("metrics", []) if m.get("workload") == name}
@@ -938,6 +984,9 @@ def build(results: dict, with_charts: bool = True) -> Doc:
 
         doc.heading(3, "Conformance", _slug(name, "conformance"))
         matrix, failures = _conformance(wl, impls, results)
+        interop = _interop_matrix(wl, impls, results)
+        if interop:
+            doc.blocks.append(interop)
         if len(matrix.headers) > 1:
             doc.blocks.append(matrix)
             if failures:
