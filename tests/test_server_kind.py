@@ -153,3 +153,23 @@ def test_targets_against_the_reference(server_lab, tmp_path):
     slow = next(ln for ln in section.splitlines() if "| slow |" in ln)
     assert "≥ 1.00× ref" in fast and "2.00×" in fast and "met" in fast
     assert "0.500×" in slow and "MISSED" in slow
+
+
+def test_interop_matrix_from_client_parametrised_tests(server_lab, tmp_path):
+    doc = _run_doc(server_lab, tmp_path)
+    doc["verify"] = [
+        {"workload": "kv", "impl": "fast", "passed": 3, "failed": 1, "skipped": 0,
+         "tests": {"test_a[client=fast]": "pass", "test_b[client=fast]": "pass",
+                   "test_a[client=slow]": "pass", "test_echo": "pass"},
+         "failures": [{"test": "test_b[client=slow]", "message": "wrong reply"}]},
+        {"workload": "kv", "impl": "slow", "passed": 2, "failed": 0, "skipped": 0,
+         "tests": {"test_a[client=fast]": "pass", "test_a[client=slow]": "pass"},
+         "failures": []},
+    ]  # fmt: skip
+    md = report.render_md(doc)
+    matrix = md.split("client ↓ / server →", 1)[1].split("\n\n", 1)[0]
+    fast_row = next(ln for ln in matrix.splitlines() if ln.startswith("| fast client"))
+    slow_row = next(ln for ln in matrix.splitlines() if ln.startswith("| slow client"))
+    # columns: fast server, then slow server (the floor and reference ran no conformance)
+    assert fast_row.count("pass") == 2
+    assert "FAIL" in slow_row.split("|")[2] and "pass" in slow_row.split("|")[3]
