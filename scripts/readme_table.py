@@ -1,5 +1,6 @@
 """Print the README's results table from a stored run: one row per implementation, one column
-per scenario, the primary metric's median and its ratio to the baseline (both from the run).
+per scenario, the primary metric's median and its ratio to the workload's reference system
+(redis-server) or, without one, to the baseline — both from the same run.
 
     .venv/bin/python scripts/readme_table.py [RUN-ID]     # default: the latest stored run
 """
@@ -23,8 +24,8 @@ def main() -> None:
             == next(s["primary"] for s in wl["scenarios"] if s["name"] == r["scenario"])
         }
         impls = list(dict.fromkeys(i for _, i in rows))
-        base = wl["baseline"]
-        impls.sort(key=lambda i: (i != base, i))
+        base = wl.get("reference") or wl["baseline"]
+        impls.sort(key=lambda i: (i != base, i != wl["baseline"], i))
         heads = [f"{s['name']} ({s['metrics'][s['primary']]['label']})" for s in wl["scenarios"]]
         print("| implementation | " + " | ".join(heads) + " |")
         print("|---|" + "---:|" * len(heads))
