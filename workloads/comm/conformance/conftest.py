@@ -16,7 +16,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from server import Server, ServerSpec
+
+from msgbench.serverproc import Server, ServerSpec
 
 WORKLOAD = "comm"
 DEFAULT_TEST_TIMEOUT = 120

@@ -40,7 +40,7 @@ def test_client_round_trips_against_server(server, client):
 
 def test_client_reports_a_refused_connection(client):
     """No server on the port: exit status 1 and an error document, not a hang or a crash."""
-    from server import free_port
+    from msgbench.serverproc import free_port
 
     port = free_port()
     argv = [a.replace("{port}", str(port)) for a in client.client_argv]

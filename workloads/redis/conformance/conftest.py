@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 import resp
-from server import Server, ServerSpec
+
+from msgbench.serverproc import Server, ServerSpec
 
 WORKLOAD = "redis"
 REFERENCE = "redis-server"

@@ -1,4 +1,5 @@
-"""Starting a server under test on a free loopback port, and stopping it, never hanging.
+"""Starting a server under test on a free loopback port, and stopping it, never hanging (shared
+by the conformance suites of the server workloads: redis, comm).
 
 Every server (the implementation and the redis-server reference alike) is started from its
 manifest's argv with `{port}` filled in, stdout and stderr going to a log file (a chatty
@@ -32,6 +33,7 @@ class ServerSpec:
     id: str
     argv: tuple[str, ...]
     cwd: str
+    client_argv: tuple[str, ...] = ()  # the implementation's own client program, if any
     built: bool = True
     skip_markers: tuple[str, ...] = field(default=())
 
@@ -42,11 +44,11 @@ class ServerSpec:
 class Server:
     """A running server process on 127.0.0.1:port."""
 
-    def __init__(self, spec: ServerSpec) -> None:
+    def __init__(self, spec: ServerSpec, extra_args: tuple[str, ...] = ()) -> None:
         self.spec = spec
         self.port = free_port()
-        self.log = tempfile.NamedTemporaryFile(prefix=f"redis-{spec.id}-", suffix=".log")
-        argv = [a.replace("{port}", str(self.port)) for a in spec.argv]
+        self.log = tempfile.NamedTemporaryFile(prefix=f"server-{spec.id}-", suffix=".log")
+        argv = [a.replace("{port}", str(self.port)) for a in spec.argv] + list(extra_args)
         self.proc = subprocess.Popen(
             argv,
             cwd=spec.cwd,
