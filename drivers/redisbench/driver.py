@@ -2,13 +2,15 @@
 read what it cost, stop it.
 
     driver.py --bench "-c 50 -P 16 -n 100000" --port 40123 [--count-keys]
-              [--driver-cpus 0] [--host-cpus 1] [--host-stderr FILE] [--host-cwd DIR]
-              [--timeout-s 300] -- SERVER_ARGV...
+              [--driver-cpus 0] [--impl-cpus 1] [--impl-stderr FILE] [--impl-cwd DIR]
+              [--timeout-s 300] [--client-json JSON] -- SERVER_ARGV...
 
-Standard library only (it runs under `python -E -S`). Prints one JSON document on stdout:
-per-test rps and latency from redis-benchmark's CSV, their geometric mean, the server's CPU
-time per request and peak RSS from /proc, the load generator's own CPU per request. On any
-failure: {"error": "..."} and exit status 1. See README.md beside this file.
+Standard library only (it runs under `python -E -S`). Prints one JSON document on stdout
+(docs/driver-contract.md): per-test rps and latency from redis-benchmark's CSV, their
+geometric mean, the server's CPU time per request (its process CPU clock) and peak RSS, the
+load generator's own CPU per request. A failed trial: {"error": "..."} and exit status 1; a bad
+command line: {"error": "bad command line: ..."} and exit status 2. See README.md beside this
+file.
 """
 
 from __future__ import annotations
@@ -28,15 +30,28 @@ import time
 
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: Exit status of a bad command line (argparse's own).
+USAGE = 2
+#: Linux's CPUCLOCK_SCHED: the process clock of user + system time, to the nanosecond.
+_CPUCLOCK_SCHED = 2
 
 
 class TrialError(Exception):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line also prints the contract's error document on stdout,
+    so the harness always has one JSON document to read."""
+
+    def error(self, message: str):
+        print(json.dumps({"error": f"bad command line: {message}"}), flush=True)
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="redisbench-driver", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="redisbench-driver", description=__doc__.split("\n\n")[0])
     p.add_argument("--bench", required=True, help="redis-benchmark arguments (one string)")
     p.add_argument("--port", type=int, required=True, help="the port the server listens on")
     p.add_argument(
@@ -44,11 +59,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="ask DBSIZE after the load and report peak RSS growth per key",
     )
-    p.add_argument("--driver-cpus", default="", help="CPUs for redis-benchmark, e.g. 0")
-    p.add_argument("--host-cpus", default="", help="CPUs for the server, e.g. 1")
-    p.add_argument("--host-stderr", default=os.devnull, help="file for the server's output")
-    p.add_argument("--host-cwd", default=None, help="the server's working directory")
+    p.add_argument("--driver-cpus", type=cpu_list, help="CPUs for redis-benchmark, e.g. 0 or 0,2-3")
+    p.add_argument("--impl-cpus", type=cpu_list, help="CPUs for the server, e.g. 1")
+    p.add_argument("--impl-stderr", default=os.devnull, help="file for the server's output")
+    p.add_argument("--impl-cwd", default=None, help="the server's working directory")
     p.add_argument("--timeout-s", type=float, default=300.0, help="bound of the whole trial")
+    p.add_argument(
+        "--client-json", help="accepted as every driver accepts it; redis-benchmark is the client"
+    )
     p.add_argument("server", nargs=argparse.REMAINDER, help="-- then the server's argv")
     args = p.parse_args(argv)
     if args.server[:1] == ["--"]:
@@ -57,28 +75,50 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error("the server's argv is missing (after --)")
     if not 0 < args.port < 65536:
         p.error(f"--port {args.port} is not a TCP port")
+    if not (math.isfinite(args.timeout_s) and args.timeout_s > 0):
+        p.error(f"--timeout-s must be a positive number of seconds, not {args.timeout_s}")
     return args
 
 
-def cpus(text: str) -> set[int] | None:
-    return {int(c) for c in text.split(",")} if text else None
+def cpu_list(text: str) -> list[int]:
+    """'0', '1,3' or '0-2,5' as a list of CPU numbers, in the order given."""
+    cpus: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first:
+                raise ValueError
+            cpus.extend(range(first, last + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU list: {text!r}") from None
+    return cpus
 
 
-def pinned(cpu_set: set[int] | None):
+def pinned(cpus: list[int] | None):
     """preexec_fn: pin the child before it execs (so every thread it starts inherits it)."""
-    if cpu_set is None:
+    if cpus is None:
         return None
-    return lambda: os.sched_setaffinity(0, cpu_set)
+    return lambda: os.sched_setaffinity(0, cpus)
 
 
 # ------------------------------------------------------------------------- the server process
 
 
-def proc_cpu_s(pid: int) -> float:
-    """utime + stime of every thread of `pid` so far, in seconds (/proc/<pid>/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of process `pid`'s CPU clock, as glibc's clock_getcpuclockid makes it:
+    Linux's MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) = (~pid << 3) | CPUCLOCK_SCHED."""
+    return ((~pid) << 3) | _CPUCLOCK_SCHED
+
+
+def process_cpu_ns(pid: int) -> int:
+    """CPU time (user + system) of every thread `pid` has had, in ns, read while it is alive:
+    the kernel's thread_group_cputime, exact, where /proc/<pid>/stat counts 10 ms ticks
+    (drivers/kit/src/clock.rs says why this clock)."""
+    try:
+        return time.clock_gettime_ns(process_cpu_clock(pid))
+    except OSError as e:
+        raise TrialError(f"cannot read the CPU clock of process {pid}: {e}") from None
 
 
 def proc_status_kb(pid: int, name: str) -> int:
@@ -93,11 +133,11 @@ def start_server(args: argparse.Namespace, log) -> subprocess.Popen:
     try:
         proc = subprocess.Popen(
             args.server,
-            cwd=args.host_cwd,
+            cwd=args.impl_cwd,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            preexec_fn=pinned(cpus(args.host_cpus)),
+            preexec_fn=pinned(args.impl_cpus),
             start_new_session=True,
         )
     except OSError as e:
@@ -177,7 +217,8 @@ def parse_csv(text: str) -> dict[str, dict]:
 
 
 def run_benchmark(args: argparse.Namespace, timeout_s: float) -> tuple[dict, float, list[str]]:
-    """(tests, load generator CPU seconds, argv). Fails on exit status or an Error line."""
+    """(tests, load generator CPU seconds, argv). Fails on exit status or an Error line. The
+    load generator's CPU is its rusage, read once it has exited and been reaped (wait4)."""
     argv = [
         "redis-benchmark",
         "-h",
@@ -192,7 +233,7 @@ def run_benchmark(args: argparse.Namespace, timeout_s: float) -> tuple[dict, flo
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=pinned(cpus(args.driver_cpus)),
+            preexec_fn=pinned(args.driver_cpus),
         )
     except OSError as e:
         raise TrialError(f"cannot start redis-benchmark: {e}") from None
@@ -239,14 +280,15 @@ def requests_per_test(bench: str) -> int:
 def trial(args: argparse.Namespace) -> dict:
     started = time.monotonic()
     proc_usage_children()  # baseline for the load generator's CPU
-    with open(args.host_stderr, "ab") as log:
+    with open(args.impl_stderr, "ab") as log:
         server = start_server(args, log)
         try:
             rss_ready = proc_status_kb(server.pid, "VmRSS")
-            cpu_before = proc_cpu_s(server.pid)
+            # The window: from just before the load to just after it, the server alive at both.
+            cpu_before = process_cpu_ns(server.pid)
             left = args.timeout_s - (time.monotonic() - started)
             tests, client_cpu, bench_argv = run_benchmark(args, left)
-            cpu_s = proc_cpu_s(server.pid) - cpu_before
+            cpu_s = (process_cpu_ns(server.pid) - cpu_before) / 1e9
             peak = proc_status_kb(server.pid, "VmHWM")
             keys = dbsize(args.port) if args.count_keys else None
             if server.poll() is not None:
@@ -259,28 +301,32 @@ def trial(args: argparse.Namespace) -> dict:
         raise TrialError(f"the server exited with status {status} after SIGTERM")
     requests = requests_per_test(args.bench) * len(tests)
     rates = [t["rps"] for t in tests.values() if t["rps"]]
-    server_doc = {
-        "cpu_s": cpu_s,
-        "cpu_us_per_req": cpu_s * 1e6 / requests,
+    impl_doc = {
+        "cpu_s": round(cpu_s, 9),
+        "cpu_clock": "process-cpu-clock",
+        "cpu_us_per_op": cpu_s * 1e6 / requests,
         "maxrss_kb": peak,
-        "rss_ready_kb": rss_ready,
         "exit_status": status,
+        "rss_ready_kb": rss_ready,
     }
     if args.count_keys:
-        server_doc["keys"] = keys
+        impl_doc["keys"] = keys
         if keys:
-            server_doc["bytes_per_key"] = (peak - rss_ready) * 1024 / keys
+            impl_doc["bytes_per_key"] = (peak - rss_ready) * 1024 / keys
     return {
+        "driver": "redisbench",
+        "driver_cpus": args.driver_cpus,
+        "impl_cpus": args.impl_cpus,
         "tests": tests,
         "rps_geomean": math.exp(sum(map(math.log, rates)) / len(rates)) if rates else None,
         "requests": requests,
-        "server": server_doc,
+        "impl": impl_doc,
         "load_generator": {
             "argv": bench_argv,
             "cpu_s": client_cpu,
+            "cpu_clock": "wait4-rusage",
             "cpu_us_per_req": client_cpu * 1e6 / requests,
         },
-        "cpu_clock": f"/proc utime+stime, {CLK_TCK} ticks/s",
     }
 
 

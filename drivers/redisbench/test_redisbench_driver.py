@@ -1,9 +1,25 @@
-"""The redis driver's parsing: redis-benchmark's CSV, test names, request counts."""
+"""The redis driver: redis-benchmark's CSV, test names, request counts, its command line and
+the server's CPU clock."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
 import pytest
-from driver import TrialError, parse_args, parse_csv, requests_per_test, short_test_name
+from driver import (
+    TrialError,
+    cpu_list,
+    parse_args,
+    parse_csv,
+    process_cpu_ns,
+    requests_per_test,
+    short_test_name,
+)
 
 CSV = (
     '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",'
@@ -37,9 +53,66 @@ def test_names_and_counts():
 
 
 def test_arguments():
-    args = parse_args(["--bench", "-n 1", "--port", "7000", "--", "srv", "--port", "7000"])
+    args = parse_args(
+        ["--bench", "-n 1", "--port", "7000", "--driver-cpus", "0", "--impl-cpus", "1-2"]
+        + ["--impl-stderr", "/dev/null", "--impl-cwd", "/", "--", "srv", "--port", "7000"]
+    )
     assert args.server == ["srv", "--port", "7000"] and args.port == 7000
-    with pytest.raises(SystemExit):
-        parse_args(["--bench", "-n 1", "--port", "70000", "--", "srv"])
-    with pytest.raises(SystemExit):
-        parse_args(["--bench", "-n 1", "--port", "7000"])
+    assert (args.driver_cpus, args.impl_cpus, args.impl_cwd) == ([0], [1, 2], "/")
+    for bad in (
+        ["--port", "70000", "--", "srv"],
+        ["--port", "7000"],
+        ["--port", "7000", "--host-cpus", "1", "--", "srv"],
+        ["--port", "7000", "--timeout-s", "0", "--", "srv"],
+    ):
+        with pytest.raises(SystemExit):
+            parse_args(["--bench", "-n 1", *bad])
+
+
+def test_cpu_lists():
+    assert cpu_list("1") == [1] and cpu_list("2,0") == [2, 0] and cpu_list("0-2,5") == [0, 1, 2, 5]
+    for bad in ("", "a", "3-1", "-1", "1,"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            cpu_list(bad)
+
+
+def test_a_bad_command_line_prints_the_error_document():
+    done = subprocess.run(
+        [sys.executable, "driver.py", "--bench", "-n 1", "--port", "0", "--", "srv"],
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {"error": "bad command line: --port 0 is not a TCP port"}
+    assert "--port 0" in done.stderr
+
+
+def _ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_the_process_cpu_clock_agrees_with_the_kernels_ticks():
+    """The clock id computed for a pid reads that process's CPU time: for a busy child it
+    agrees with utime + stime of /proc/<pid>/stat to within the ticks' resolution."""
+    child = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        tick_ns = 1e9 / os.sysconf("SC_CLK_TCK")
+        # Enough CPU for the ticks to mean something; the bound is generous for a busy machine.
+        deadline = time.monotonic() + 60
+        while process_cpu_ns(child.pid) < 300e6:
+            assert time.monotonic() < deadline, "the child got no CPU"
+            time.sleep(0.02)
+        before = _ticks(child.pid)
+        clock = process_cpu_ns(child.pid)
+        after = _ticks(child.pid)
+        assert before * tick_ns - 2 * tick_ns <= clock <= after * tick_ns + 2 * tick_ns
+        assert process_cpu_ns(child.pid) >= clock
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(TrialError):
+        process_cpu_ns(child.pid)  # reaped: no such process

@@ -1,17 +1,18 @@
-//! The command line (README.md beside src/):
+//! The command line (README.md beside src/): the scenario's options and the driver
+//! contract's common ones (docs/driver-contract.md):
 //!
 //! ```text
 //! comm-driver --mode stream|rtt --clients N --size BYTES --messages M [--warmup K]
 //!             [--load neutral|own] [--type T] [--coalesce BYTES] --port P [--client-json JSON]
-//!             [--driver-cpus 0] [--host-cpus 1] [--host-stderr FILE] [--host-cwd DIR]
+//!             [--driver-cpus 0] [--impl-cpus 1] [--impl-stderr FILE] [--impl-cwd DIR]
 //!             [--timeout-s 60] -- SERVER_ARGV...
 //! ```
 
 use crate::frame::{END, QUIT};
 use clap::{Parser, ValueEnum};
+use driver_kit::output::DriverArgs;
+use driver_kit::CommonArgs;
 use serde::Serialize;
-use std::ffi::OsString;
-use std::path::PathBuf;
 
 /// The largest body the driver sends: the servers' default --max-body (SPEC §2).
 pub const MAX_SIZE: usize = 64 << 20;
@@ -29,9 +30,13 @@ pub const MAX_CLIENTS: u64 = 1024;
     about = "Measures a comm server (workloads/comm/SPEC.md): starts it, loads it over TCP \
              with checked echo traffic or with the implementation's own client, reads its CPU \
              and peak RSS, stops it, and prints one JSON object",
-    after_help = "Exit status: 0 with the results on stdout; 1 with {\"error\": \"...\"} on \
-                  stdout when the trial failed (a wrong reply, a server that died or did not \
-                  exit 0 on SIGTERM, a timeout); 2 for a bad command line."
+    after_help = "IMPL_ARGV is the server's command line; --port (required) is the port it \
+                  listens on; --client-json is its own client program (for --load own); \
+                  --impl-stderr takes the server's stdout and stderr and the client program's \
+                  stderr. Exit status: 0 with the results on stdout; 1 with \
+                  {\"error\": \"...\"} on stdout when the trial failed (a wrong reply, a server \
+                  that died or did not exit 0 on SIGTERM, a timeout); 2 with \
+                  {\"error\": \"bad command line: ...\"} for a bad command line."
 )]
 pub struct Args {
     /// stream: each client sends its messages without waiting (the seed's Test4); rtt: each
@@ -70,42 +75,8 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub coalesce: Option<usize>,
 
-    /// The port the server listens on (127.0.0.1), as given in SERVER_ARGV
-    #[arg(long, value_name = "P")]
-    pub port: u16,
-
-    /// The implementation's client program as a JSON list of strings, e.g.
-    /// '["/path/client","--port","7600"]'; the driver appends --clients, --messages, --size,
-    /// --mode (and --type when not 0)
-    #[arg(long, value_name = "JSON")]
-    pub client_json: Option<String>,
-
-    /// Pin the driver (and its load threads or the client program) to these CPUs; default: no
-    /// pinning
-    #[arg(long, value_name = "CPUS", value_delimiter = ',')]
-    pub driver_cpus: Option<Vec<usize>>,
-
-    /// Pin the server to these CPUs, from its first instruction; default: no pinning
-    #[arg(long, value_name = "CPUS", value_delimiter = ',')]
-    pub host_cpus: Option<Vec<usize>>,
-
-    /// Append the server's stdout and stderr (and the client program's stderr) to this file
-    /// (default: discarded)
-    #[arg(long, value_name = "FILE")]
-    pub host_stderr: Option<PathBuf>,
-
-    /// The server's (and the client program's) working directory; default: the driver's
-    #[arg(long, value_name = "DIR")]
-    pub host_cwd: Option<PathBuf>,
-
-    /// Budget for the start-up and the load; every wait is bounded by what is left (the stop
-    /// after it adds at most 5 s)
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-    pub timeout_s: f64,
-
-    /// The server's command line
-    #[arg(last = true, required = true, value_name = "SERVER_ARGV")]
-    pub server_argv: Vec<OsString>,
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -131,9 +102,13 @@ pub enum Load {
     Own,
 }
 
-impl Args {
+impl DriverArgs for Args {
     /// Checks what clap cannot: ranges and combinations. Returns a message for a usage error.
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), String> {
+        self.common.validate()?;
+        if self.common.port.is_none() {
+            return Err("--port is required: the port the server listens on".to_string());
+        }
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return Err(format!(
                 "--clients must be 1..={MAX_CLIENTS}, not {}",
@@ -152,19 +127,10 @@ impl Args {
         }
         self.content_bytes()
             .ok_or("--clients × --messages × --size overflows a 64-bit byte count")?;
-        if self.port == 0 {
-            return Err("--port must be a TCP port (1..=65535), not 0".to_string());
-        }
         if self.kind == END || self.kind == QUIT {
             return Err(format!(
                 "--type {} ends a session (END 4 and QUIT 8 are not data messages)",
                 self.kind
-            ));
-        }
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 1e9) {
-            return Err(format!(
-                "--timeout-s must be a positive number of seconds, not {}",
-                self.timeout_s
             ));
         }
         if self.warmup > 0 && self.mode != Mode::Rtt {
@@ -182,6 +148,13 @@ impl Args {
             self.client_argv()?;
         }
         Ok(())
+    }
+}
+
+impl Args {
+    /// The server's port (validated: present).
+    pub fn port(&self) -> u16 {
+        self.common.port.unwrap_or_default()
     }
 
     fn neutral_stream(&self) -> bool {
@@ -203,24 +176,18 @@ impl Args {
             .checked_mul(self.size as u64)
     }
 
-    /// The client program's argv from --client-json.
+    /// The client program's argv from --client-json, which --load own needs.
     pub fn client_argv(&self) -> Result<Vec<String>, String> {
-        let json = self
-            .client_json
-            .as_deref()
-            .ok_or("--load own needs --client-json (the implementation's client program)")?;
-        let argv: Vec<String> = serde_json::from_str(json)
-            .map_err(|e| format!("--client-json must be a JSON list of strings ({e}): {json}"))?;
-        if argv.is_empty() || argv[0].is_empty() {
-            return Err(format!("--client-json names no program: {json}"));
-        }
-        Ok(argv)
+        self.common.client_argv()?.ok_or_else(|| {
+            "--load own needs --client-json (the implementation's client program)".to_string()
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use driver_kit::CpuList;
 
     fn parse(line: &str) -> Result<Args, clap::Error> {
         Args::try_parse_from(line.split_whitespace())
@@ -231,8 +198,8 @@ mod tests {
     #[test]
     fn parses_the_harness_command_line() {
         let args = parse(&format!(
-            "{BASE} --mode rtt --warmup 5 --type 16 --driver-cpus 0 --host-cpus 1 \
-             --host-stderr /tmp/e --timeout-s 30 --host-cwd /tmp \
+            "{BASE} --mode rtt --warmup 5 --type 16 --driver-cpus 0 --impl-cpus 1 \
+             --impl-stderr /tmp/e --timeout-s 30 --impl-cwd /tmp \
              --client-json [\"/bin/client\",\"--port\",\"7600\"] \
              -- /bin/server --port 7600"
         ))
@@ -241,11 +208,11 @@ mod tests {
         assert_eq!(args.mode, Mode::Rtt);
         assert_eq!(args.load, Load::Neutral);
         assert_eq!((args.clients, args.size, args.messages), (16, 4096, 1000));
-        assert_eq!((args.warmup, args.kind, args.port), (5, 16, 7600));
-        assert_eq!(args.driver_cpus, Some(vec![0]));
-        assert_eq!(args.host_cpus, Some(vec![1]));
-        assert_eq!(args.timeout_s, 30.0);
-        assert_eq!(args.server_argv, ["/bin/server", "--port", "7600"]);
+        assert_eq!((args.warmup, args.kind, args.port()), (5, 16, 7600));
+        assert_eq!(args.common.driver_cpus, Some(CpuList(vec![0])));
+        assert_eq!(args.common.impl_cpus, Some(CpuList(vec![1])));
+        assert_eq!(args.common.timeout_s, 30.0);
+        assert_eq!(args.common.impl_argv, ["/bin/server", "--port", "7600"]);
         assert_eq!(
             args.client_argv().unwrap(),
             ["/bin/client", "--port", "7600"]
@@ -276,9 +243,9 @@ mod tests {
         assert_eq!(args.load, Load::Neutral);
         assert_eq!((args.warmup, args.kind), (0, 0));
         assert_eq!((args.coalesce, args.coalesce_bytes()), (None, 65536));
-        assert_eq!(args.timeout_s, 60.0);
-        assert_eq!(args.driver_cpus, None);
-        assert_eq!(args.client_json, None);
+        assert_eq!(args.common.timeout_s, 60.0);
+        assert_eq!(args.common.driver_cpus, None);
+        assert_eq!(args.common.client_json, None);
     }
 
     #[test]
@@ -311,6 +278,10 @@ mod tests {
             (&format!("{BASE} --type 4 -- s"), "ends a session"),
             (&format!("{BASE} --type 8 -- s"), "ends a session"),
             (&format!("{BASE} --timeout-s 0 -- s"), "--timeout-s"),
+            (
+                "d --clients 1 --size 1 --messages 1 -- s",
+                "--port is required",
+            ),
             (&format!("{BASE} --timeout-s nan -- s"), "--timeout-s"),
             (&format!("{BASE} --warmup 3 -- s"), "rtt only"),
             (
@@ -345,6 +316,7 @@ mod tests {
             &format!("{BASE} --load other -- s"),
             &format!("{BASE} --type 256 -- s"),
             &format!("{BASE} --port 70000 -- s"),
+            &format!("{BASE} --host-cpus 1 -- s"),
             "d --size 1 --messages 1 --port 7600 -- s",
         ] {
             assert!(parse(line).is_err(), "{line}");

@@ -16,11 +16,12 @@
 //! watchdog: it waits for the threads' reports with the trial's deadline, and on a failure or
 //! at the deadline it shuts every socket down, which wakes every blocked `read` and `write`.
 
-use crate::error::{Failure, Result};
 use crate::frame::{encode_header, END, HEADER_LEN};
 use crate::pattern::Tape;
-use crate::procinfo::own_cpu_time;
 use crate::reply::Replies;
+use driver_kit::clock::own_cpu_time;
+use driver_kit::error::{Failure, Result};
+use driver_kit::percentiles::new_histogram;
 use hdrhistogram::Histogram;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpStream};
@@ -36,8 +37,6 @@ const RECV_BUF: usize = 128 * 1024;
 const STACK: usize = 256 * 1024;
 /// After a failure, how long the other threads get to wind down before the driver reports.
 const WIND_DOWN: Duration = Duration::from_secs(2);
-/// Round-trip histogram range: 1 ns to 60 s at 3 significant digits.
-const HIGHEST_NS: u64 = 60_000_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -72,11 +71,6 @@ pub struct Outcome {
     /// The driver's own CPU time while the load ran (all its threads).
     pub cpu: Duration,
     pub threads: usize,
-}
-
-pub fn new_histogram() -> Result<Histogram<u64>> {
-    Histogram::new_with_bounds(1, HIGHEST_NS, 3)
-        .map_err(|e| Failure::new(format!("internal error creating the histogram: {e}")))
 }
 
 pub fn run(plan: &Plan, tape: Tape) -> Result<Outcome> {
@@ -509,7 +503,7 @@ impl Watchdog {
                         self.stragglers(plan)
                     ));
                     if let Some((_, sent)) = send_failures.first() {
-                        failure = failure.add(sent);
+                        failure = failure.also(sent);
                     }
                     return Err(self.stop(failure, inbox));
                 }
@@ -535,7 +529,7 @@ impl Watchdog {
                 }
                 Err(failure) => {
                     let failure = match send_failures.iter().find(|(c, _)| *c == report.client) {
-                        Some((_, sent)) => failure.add(format!("its send thread: {sent}")),
+                        Some((_, sent)) => failure.also(format!("its send thread: {sent}")),
                         None => failure,
                     };
                     return Err(self.stop(failure, inbox));

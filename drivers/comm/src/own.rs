@@ -2,10 +2,9 @@
 //! of the driver's threads, as in the seed's measurement. The driver runs it on the driver
 //! CPUs (it inherits the driver's mask), bounds it by the deadline, and takes its JSON.
 
-use crate::child::Child;
-use crate::error::{Failure, Result};
+use driver_kit::error::{Failure, Result};
+use driver_kit::process::{open_log, Launcher};
 use serde_json::{Map, Value};
-use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -69,15 +68,7 @@ pub fn run(
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| Failure::new("--client-json is an empty list"))?;
-    let stderr = match log {
-        Some(path) => OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map(Stdio::from)
-            .map_err(|e| Failure::new(format!("--host-stderr {}: {e}", path.display())))?,
-        None => Stdio::null(),
-    };
+    let (stderr, _) = open_log(log)?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -88,8 +79,9 @@ pub fn run(
         command.current_dir(dir);
     }
     let shown = argv.join(" ");
-    let (mut child, mut std_child) = Child::spawn(&mut command, None)
-        .map_err(|e| Failure::new(format!("cannot start the client program {shown}: {e}")))?;
+    let (mut child, mut std_child) = Launcher::guarded(command, None)
+        .spawn()
+        .map_err(|f| f.context(format!("starting the client program {shown}")))?;
 
     // A thread reads stdout, so the wait below is on the exit alone, with the deadline.
     let mut stdout = std_child
@@ -103,9 +95,8 @@ pub fn run(
         let _ = output_tx.send(read.map(|_| out));
     });
 
-    let exited = child.wait_exit(deadline);
     // Reaping kills what is left of its group, which also closes any inherited stdout.
-    let exit = child.reap()?;
+    let (exit, exited) = child.reap_by(deadline)?;
     if !exited {
         return Err(Failure::new(format!(
             "the client program did not finish within --timeout-s (killed it): {shown}"

@@ -1,71 +1,7 @@
-//! What the kernel says about the server process: its CPU time, its peak RSS, and whether a
-//! listening socket on the trial's port is its own.
+//! Whether a listening socket on the trial's port is the server's own (the server's CPU clock
+//! and peak RSS are read with drivers/kit).
 
 use std::collections::HashSet;
-use std::io;
-use std::time::Duration;
-
-/// CPU time (user + system) of every thread the process has had, to the nanosecond.
-///
-/// Why this clock and not `/proc/<pid>/stat`: utime + stime there are in clock ticks (10 ms
-/// at USER_HZ = 100), while the server's CPU for a Test4 trial can be well under 100 ms, so
-/// the tick error would be tens of percent. Summing `/proc/<pid>/task/*/schedstat` is
-/// nanosecond-precise but misses threads that exited between the two readings (a server
-/// that starts a thread per connection and ends it at END). The process CPU clock
-/// (`clock_getcpuclockid` + `clock_gettime`) is the kernel's `thread_group_cputime`: the
-/// runtime of the live threads, including the slice running right now, plus what every
-/// exited thread left in the process's totals. One system call, exact, complete.
-pub fn process_cpu_time(pid: libc::pid_t) -> io::Result<Duration> {
-    let mut clock: libc::clockid_t = 0;
-    // SAFETY: a valid out-pointer; returns an error number rather than setting errno.
-    let rc = unsafe { libc::clock_getcpuclockid(pid, &mut clock) };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
-    // SAFETY: all-zero is a valid timespec; clock_gettime fills it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
-    ))
-}
-
-/// The driver's own CPU time so far (every thread, exited ones included).
-pub fn own_cpu_time() -> Duration {
-    // SAFETY: all-zero is a valid timespec; clock_gettime fills it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid clock id and out-pointer; this clock cannot fail.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
-}
-
-/// The process's peak resident set in KiB: `VmHWM` from /proc/<pid>/status, the high-water
-/// mark since its exec. Read while the process is alive (a zombie has no memory image).
-pub fn peak_rss_kb(pid: libc::pid_t) -> Result<u64, String> {
-    let path = format!("/proc/{pid}/status");
-    let status = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    vm_hwm_kb(&status).map_err(|why| format!("{path}: {why}"))
-}
-
-/// The `VmHWM:   1234 kB` line of a /proc/<pid>/status text, in KiB.
-pub fn vm_hwm_kb(status: &str) -> Result<u64, String> {
-    let line = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .ok_or("no VmHWM line (the process had exited: a zombie has no memory image)")?;
-    match line.split_whitespace().collect::<Vec<_>>()[..] {
-        [kb, "kB"] => kb
-            .parse()
-            .map_err(|e| format!("VmHWM {kb:?} is not a number: {e}")),
-        _ => Err(format!("unexpected VmHWM line {:?}", line.trim())),
-    }
-}
 
 /// Whether a socket listening on `port` (IPv4 or IPv6, any address) is open in a process of
 /// the process group `pgid`. The harness picks a free port and releases it before the
@@ -156,16 +92,6 @@ mod tests {
     use std::net::TcpListener;
 
     #[test]
-    fn vm_hwm_is_parsed_from_a_status_text() {
-        let status = "Name:\tcat\nVmPeak:\t    8000 kB\nVmHWM:\t     812 kB\nVmRSS:\t     800 kB\n";
-        assert_eq!(vm_hwm_kb(status), Ok(812));
-        let zombie = "Name:\tcat\nState:\tZ (zombie)\nThreads:\t1\n";
-        assert!(vm_hwm_kb(zombie).unwrap_err().contains("had exited"));
-        assert!(vm_hwm_kb("VmHWM:\t 12 MB\n").is_err());
-        assert!(vm_hwm_kb("VmHWM:\t x kB\n").is_err());
-    }
-
-    #[test]
     fn listening_sockets_are_found_in_a_tcp_table() {
         let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   \
             0: 0100007F:1DB0 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0 100 0 0 10 0\n   \
@@ -187,61 +113,5 @@ mod tests {
         assert!(group_listens_on(pgid, port));
         drop(listener);
         assert!(!group_listens_on(pgid, port));
-    }
-
-    #[test]
-    fn the_cpu_clock_of_a_process_counts_its_threads() {
-        // SAFETY: plain syscall.
-        let pid = unsafe { libc::getpid() };
-        let before = process_cpu_time(pid).unwrap();
-        // Spins until the thread itself has used 30 ms of CPU (not 30 ms of wall time: on a
-        // busy machine it may get much less of it).
-        let spin = || {
-            let thread_cpu = || {
-                let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-                Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-            };
-            let until = thread_cpu() + Duration::from_millis(30);
-            let mut x = 0u64;
-            while thread_cpu() < until {
-                x = std::hint::black_box(x.wrapping_add(1));
-            }
-        };
-        // A thread that has exited by the second reading still counts.
-        std::thread::spawn(spin).join().unwrap();
-        let after = process_cpu_time(pid).unwrap();
-        assert!(
-            after - before >= Duration::from_millis(25),
-            "{:?}",
-            after - before
-        );
-        assert!(own_cpu_time() >= after);
-    }
-
-    #[test]
-    fn the_cpu_clock_of_another_process() {
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
-            .spawn()
-            .unwrap();
-        let pid = child.id() as libc::pid_t;
-        // Its clock advances while it spins (as fast as a busy machine lets it).
-        let started = std::time::Instant::now();
-        let mut last = Duration::ZERO;
-        while last < Duration::from_millis(20) {
-            let now = process_cpu_time(pid).unwrap();
-            assert!(now >= last);
-            last = now;
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "stuck at {last:?}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        // Reaped: no such process any more (pids are not reused this soon).
-        assert!(process_cpu_time(pid).is_err());
     }
 }

@@ -8,9 +8,9 @@
 //! allocated. The first difference fails the trial, naming the client, the message and the
 //! byte.
 
-use crate::error::{Failure, Result};
 use crate::frame::{decode_header, describe_type, END, HEADER_LEN, REPLY};
 use crate::pattern::Tape;
+use driver_kit::error::{Failure, Result};
 
 pub struct Replies<'a> {
     tape: &'a Tape,

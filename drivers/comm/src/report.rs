@@ -3,7 +3,9 @@
 use crate::cli::{Args, Load, Mode};
 use crate::load;
 use crate::own;
-use hdrhistogram::Histogram;
+use driver_kit::clock::CpuClock;
+use driver_kit::percentiles::{rate, round, Percentiles};
+use driver_kit::usage::{ImplUsage, NoExtra, Placement};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -35,12 +37,16 @@ pub struct Report {
     /// Replies compared byte for byte with what was sent, warm-up included (neutral load).
     #[serde(skip_serializing_if = "Option::is_none")]
     replies_checked: Option<u64>,
-    server: ServerUsage,
+    /// The server: CPU time of all its threads from just before the load to just after it
+    /// (its process CPU clock), over every message it echoed in that window (warm-up
+    /// included); VmHWM read just before SIGTERM; its exit status (always 0 in a result).
+    #[serde(rename = "impl")]
+    usage: ImplUsage<NoExtra>,
     load_generator: LoadGenerator,
     port: u16,
-    /// null: not pinned.
-    driver_cpus: Option<Vec<usize>>,
-    host_cpus: Option<Vec<usize>>,
+    /// driver_cpus, impl_cpus (null: not pinned).
+    #[serde(flatten)]
+    placement: Placement,
 }
 
 #[derive(Serialize)]
@@ -50,29 +56,6 @@ enum Latency {
     Measured(Percentiles),
     /// The client program's object, as it reported it.
     Reported(Value),
-}
-
-#[derive(Serialize)]
-struct Percentiles {
-    p50: f64,
-    p90: f64,
-    p99: f64,
-    p999: f64,
-    max: f64,
-    min: f64,
-    mean: f64,
-    stdev: f64,
-}
-
-#[derive(Serialize)]
-struct ServerUsage {
-    /// CPU time of all the server's threads from just before the load to just after it.
-    cpu_s: f64,
-    /// cpu_s over every message it echoed in that window (warm-up included).
-    cpu_us_per_msg: f64,
-    /// VmHWM: the server's peak resident set over its life, read just before SIGTERM.
-    maxrss_kb: u64,
-    exit_status: i32,
 }
 
 #[derive(Serialize)]
@@ -108,13 +91,7 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
         match loaded {
             Loaded::Neutral(outcome) => {
                 let elapsed_s = outcome.elapsed.as_secs_f64();
-                let per_second = |count: f64| {
-                    if elapsed_s > 0.0 {
-                        count / elapsed_s
-                    } else {
-                        0.0
-                    }
-                };
+                let per_second = |count: f64| rate(count, elapsed_s);
                 (
                     elapsed_s,
                     per_second(bytes as f64) / 1e6,
@@ -122,7 +99,7 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
                     outcome
                         .latency
                         .as_ref()
-                        .map(|h| Latency::Measured(percentiles(h))),
+                        .map(|h| Latency::Measured(Percentiles::of(h))),
                     Some(outcome.replies_checked),
                     LoadGenerator {
                         kind: "driver",
@@ -158,7 +135,6 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
         Loaded::Own(own::Outcome { bytes: Some(b), .. }) => *b,
         _ => bytes,
     };
-    let cpu_us = server.cpu.as_secs_f64() * 1e6;
     Report {
         driver: "comm",
         mode: args.mode,
@@ -175,44 +151,25 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
         msgs_per_s: round(msgs_per_s, 1),
         latency_us,
         replies_checked,
-        server: ServerUsage {
-            cpu_s: round(server.cpu.as_secs_f64(), 6),
-            cpu_us_per_msg: round(cpu_us / echoed.max(1) as f64, 4),
-            maxrss_kb: server.maxrss_kb,
-            exit_status: server.exit_status,
-        },
+        usage: ImplUsage::new(
+            server.cpu,
+            CpuClock::ProcessCpuClock,
+            echoed,
+            Some(server.maxrss_kb),
+            server.exit_status,
+            NoExtra {},
+        ),
         load_generator,
-        port: args.port,
-        driver_cpus: args.driver_cpus.clone(),
-        host_cpus: args.host_cpus.clone(),
+        port: args.port(),
+        placement: Placement::of(&args.common),
     }
-}
-
-/// Nanosecond samples summarised in µs, to the nanosecond.
-fn percentiles(h: &Histogram<u64>) -> Percentiles {
-    let us = |ns: f64| round(ns / 1e3, 3);
-    let at = |q: f64| us(h.value_at_quantile(q) as f64);
-    Percentiles {
-        p50: at(0.50),
-        p90: at(0.90),
-        p99: at(0.99),
-        p999: at(0.999),
-        max: us(h.max() as f64),
-        min: us(h.min() as f64),
-        mean: us(h.mean()),
-        stdev: us(h.stdev()),
-    }
-}
-
-fn round(value: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (value * scale).round() / scale
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use driver_kit::output::DriverArgs;
     use serde_json::json;
 
     fn args(line: &str) -> Args {
@@ -233,7 +190,7 @@ mod tests {
     fn neutral_stream_fields_and_arithmetic() {
         let args = args(
             "d --mode stream --clients 16 --size 4096 --messages 1000 --port 7600 \
-             --driver-cpus 0 --host-cpus 1 -- s",
+             --driver-cpus 0 --impl-cpus 1 -- s",
         );
         let loaded = Loaded::Neutral(load::Outcome {
             elapsed: Duration::from_millis(100),
@@ -252,16 +209,18 @@ mod tests {
         assert_eq!(json["msgs_per_s"], 160_000.0);
         assert!(json.get("latency_us").is_none());
         assert_eq!(json["replies_checked"], 16_000);
-        assert_eq!(json["server"]["cpu_s"], 0.08);
-        assert_eq!(json["server"]["cpu_us_per_msg"], 5.0);
-        assert_eq!(json["server"]["maxrss_kb"], 5120);
-        assert_eq!(json["server"]["exit_status"], 0);
+        assert_eq!(
+            json["impl"],
+            json!({"cpu_s": 0.08, "cpu_clock": "process-cpu-clock", "cpu_us_per_op": 5.0,
+                   "maxrss_kb": 5120, "exit_status": 0})
+        );
+        assert!(json.get("server").is_none());
         assert_eq!(
             json["load_generator"],
             json!({"kind":"driver","cpu_s":0.09,"threads":32})
         );
         assert_eq!(json["driver_cpus"], json!([0]));
-        assert_eq!(json["host_cpus"], json!([1]));
+        assert_eq!(json["impl_cpus"], json!([1]));
         assert_eq!(json["type"], 0);
         assert_eq!(json["coalesce"], 65536);
     }
@@ -270,10 +229,11 @@ mod tests {
     fn neutral_rtt_latency_and_warmup() {
         let args =
             args("d --mode rtt --clients 1 --size 1024 --messages 4 --warmup 4 --port 7600 -- s");
-        let mut h = load::new_histogram().unwrap();
+        let mut h = driver_kit::percentiles::new_histogram().unwrap();
         for ns in [10_000, 20_000, 30_000, 40_000] {
             h.record(ns).unwrap();
         }
+        let want = serde_json::to_value(Percentiles::of(&h)).unwrap();
         let loaded = Loaded::Neutral(load::Outcome {
             elapsed: Duration::from_micros(100),
             latency: Some(h),
@@ -286,19 +246,10 @@ mod tests {
         assert_eq!(json["bytes"], 4096);
         assert_eq!(json["coalesce"], 0);
         // 80 ms over the 8 messages echoed, warm-up included.
-        assert_eq!(json["server"]["cpu_us_per_msg"], 10_000.0);
-        let near = |field: &str, want: f64| {
-            let got = json["latency_us"][field].as_f64().unwrap();
-            assert!(
-                (got - want).abs() <= want / 1000.0,
-                "{field}: {got} vs {want}"
-            );
-        };
-        near("p50", 20.0);
-        near("p90", 40.0);
-        near("p999", 40.0);
-        near("max", 40.0);
-        near("min", 10.0);
+        assert_eq!(json["impl"]["cpu_us_per_op"], 10_000.0);
+        // The driver's histogram, summarised by the kit (tested there).
+        assert_eq!(json["latency_us"], want);
+        assert_eq!(json["latency_us"]["min"], 10.0);
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! The server under test: started as the SPEC says a harness starts it, awaited until it
 //! accepts, measured from /proc, stopped with SIGTERM.
 
-use crate::affinity::CpuSet;
-use crate::child::{Child, Exit};
-use crate::error::{Failure, Result};
 use crate::procinfo;
-use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use driver_kit::affinity::CpuSet;
+use driver_kit::error::{Failure, Result};
+use driver_kit::process::{log_hint, open_log, Child, Exit, Launcher};
+use driver_kit::CommonArgs;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,18 +22,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts SERVER_ARGV in `cwd`, its stdout and stderr appended to `log` (or discarded),
-    /// stdin from /dev/null, pinned to `cpus` before it execs, in a process group of its own.
-    pub fn start(
-        argv: &[OsString],
-        cwd: Option<&Path>,
-        log: Option<&Path>,
-        cpus: Option<CpuSet>,
-    ) -> Result<Server> {
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| Failure::new("no server command given after --"))?;
-        let (out, log_name) = open_log(log)?;
+    /// Starts IMPL_ARGV in --impl-cwd, its stdout and stderr appended to --impl-stderr (or
+    /// discarded), stdin from /dev/null, pinned to `cpus` before it execs, in a process group
+    /// of its own.
+    pub fn start(common: &CommonArgs, cpus: Option<CpuSet>) -> Result<Server> {
+        let (program, args) = common.program()?;
+        let (out, log_name) = open_log(common.impl_stderr.as_deref())?;
         let err = out
             .try_clone()
             .map_err(|e| Failure::new(format!("duplicating the log file: {e}")))?;
@@ -45,11 +37,12 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
-        if let Some(dir) = cwd {
+        if let Some(dir) = &common.impl_cwd {
             command.current_dir(dir);
         }
-        let (child, _) = Child::spawn(&mut command, cpus)
-            .map_err(|e| Failure::new(format!("cannot start the server {program:?}: {e}")))?;
+        let (child, _) = Launcher::guarded(command, cpus)
+            .spawn()
+            .map_err(|f| f.context("starting the server"))?;
         Ok(Server { child, log_name })
     }
 
@@ -92,15 +85,17 @@ impl Server {
         }
     }
 
-    /// The server's CPU time so far, all threads (see [`procinfo::process_cpu_time`]).
+    /// The server's CPU time so far, all threads: its process CPU clock (drivers/kit).
     pub fn cpu_time(&self) -> Result<Duration> {
-        procinfo::process_cpu_time(self.child.pid())
-            .map_err(|e| Failure::new(format!("reading the server's CPU clock: {e}")))
+        self.child
+            .cpu_time()
+            .map_err(|f| f.context("the server's CPU time"))
     }
 
     /// The server's peak RSS in KiB (VmHWM), read while it is alive.
     pub fn peak_rss_kb(&self) -> Result<u64> {
-        procinfo::peak_rss_kb(self.child.pid())
+        self.child
+            .peak_rss_kb()
             .map_err(|why| Failure::new(format!("reading the server's peak RSS: {why}")))
     }
 
@@ -128,16 +123,14 @@ impl Server {
             return failure;
         }
         match self.child.reap() {
-            Ok(exit) => failure.add(format!("the server {}{}", exit.describe(), self.log_hint())),
+            Ok(exit) => failure.also(format!("the server {}{}", exit.describe(), self.log_hint())),
             Err(_) => failure,
         }
     }
 
     /// SIGTERM, then the exit within [`STOP_WAIT`]; only exit status 0 is a clean stop.
     pub fn stop(mut self) -> Result<Exit> {
-        self.child.signal(libc::SIGTERM);
-        let exited = self.child.wait_exit(Instant::now() + STOP_WAIT);
-        let exit = self.child.reap()?;
+        let (exit, exited) = self.child.stop(STOP_WAIT)?;
         if !exited {
             return Err(Failure::new(format!(
                 "the server did not exit within {} s of SIGTERM (killed it){}",
@@ -156,19 +149,6 @@ impl Server {
     }
 
     fn log_hint(&self) -> String {
-        match &self.log_name {
-            Some(name) => format!(" (its output: {name})"),
-            None => " (its output was not kept: pass --host-stderr)".to_string(),
-        }
+        log_hint("output", self.log_name.as_deref())
     }
-}
-
-fn open_log(path: Option<&Path>) -> Result<(File, Option<String>)> {
-    let target = path.unwrap_or(Path::new("/dev/null"));
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(target)
-        .map_err(|e| Failure::new(format!("--host-stderr {}: {e}", target.display())))?;
-    Ok((file, path.map(|p| p.display().to_string())))
 }

@@ -5,6 +5,7 @@
 // A test crate: a panic is a failed assertion, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use driver_kit::testing::{assert_usage_error, run_json};
 use serde_json::Value;
 use std::fs;
 use std::net::TcpListener;
@@ -135,23 +136,15 @@ impl Fixture {
                 "--client-json",
                 &client_json,
             ])
-            .arg("--host-stderr")
+            .arg("--impl-stderr")
             .arg(&self.log)
-            .arg("--host-cwd")
+            .arg("--impl-cwd")
             .arg(&self.dir)
             .arg("--")
             .arg(&self.server)
             .args(["--port", &port, "--behaviour", behaviour])
             .envs(env.iter().copied());
-        let output = command.output().unwrap();
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "not one JSON document ({e}): {stdout:?}; stderr {:?}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-        (output.status.code().unwrap(), json)
+        run_json(&mut command)
     }
 
     fn log(&self) -> String {
@@ -184,7 +177,7 @@ fn error_of(result: (i32, Value)) -> String {
 fn stream_load_is_checked_and_measured() {
     let fx = Fixture::new("stream");
     let (code, json) = fx.run(
-        "--mode stream --clients 3 --size 1000 --messages 50 --host-cpus 0 --driver-cpus 0",
+        "--mode stream --clients 3 --size 1000 --messages 50 --impl-cpus 0 --driver-cpus 0",
         "good",
         &[],
     );
@@ -200,15 +193,18 @@ fn stream_load_is_checked_and_measured() {
         elapsed > 0.0 && (mb - 0.15 / elapsed).abs() <= 0.01 * mb,
         "{json}"
     );
-    assert_eq!(json["server"]["exit_status"], 0);
+    assert_eq!(json["impl"]["exit_status"], 0);
+    assert_eq!(json["impl"]["cpu_clock"], "process-cpu-clock");
+    assert_eq!(json["impl_cpus"], serde_json::json!([0]));
+    assert!(json.get("server").is_none(), "{json}");
     // A Python interpreter: some MB resident, some CPU for 150 messages.
-    assert!(
-        json["server"]["maxrss_kb"].as_u64().unwrap() > 1000,
-        "{json}"
-    );
-    assert!(json["server"]["cpu_s"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(json["impl"]["maxrss_kb"].as_u64().unwrap() > 1000, "{json}");
+    let cpu_s = json["impl"]["cpu_s"].as_f64().unwrap();
+    assert!(cpu_s > 0.0, "{json}");
+    let per_op = json["impl"]["cpu_us_per_op"].as_f64().unwrap();
+    assert!((per_op - cpu_s * 1e6 / 150.0).abs() < 0.01, "{json}");
     assert_eq!(json["load_generator"]["threads"], 6);
-    // The server ran in --host-cwd, pinned to --host-cpus, with its argv as given.
+    // The server ran in --impl-cwd, pinned to --impl-cpus, with its argv as given.
     let log = fx.log();
     let start: Value =
         serde_json::from_str(log.lines().next().unwrap().strip_prefix("start ").unwrap()).unwrap();
@@ -358,4 +354,21 @@ fn own_load_failures_are_reported() {
             && error.contains("it reported: client 2: the reply to message 5 differs"),
         "{error}"
     );
+}
+
+#[test]
+fn a_bad_command_line_is_a_usage_error() {
+    for (line, expect) in [
+        ("--clients 1 --size 1 --messages 1 -- s", "--port"),
+        (
+            "--clients 1 --size 1 --messages 1 --port 1 --host-cpus 1 -- s",
+            "--host-cpus",
+        ),
+        (
+            "--clients 0 --size 1 --messages 1 --port 1 -- s",
+            "--clients",
+        ),
+    ] {
+        assert_usage_error(env!("CARGO_BIN_EXE_comm-driver"), line, expect);
+    }
 }

@@ -6,8 +6,8 @@
 //! "Equal as JSON" is the lab's definition (docs/decisions.md): same types and structure,
 //! object members as unordered sets, strings as code points, numbers as IEEE-754 doubles.
 
-use crate::error::{Failure, Result};
 use crate::payload::Request;
+use driver_kit::error::{Failure, Result};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

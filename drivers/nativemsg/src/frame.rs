@@ -4,7 +4,7 @@
 //! without a process; in a trial the source is `Host::read_some` (poll with the remaining
 //! budget, then read).
 
-use crate::error::{Failure, Result};
+use driver_kit::error::{Failure, Result};
 use std::io;
 
 /// Host → browser body cap (SPEC §1): Chromium delivers 1,048,576 bytes and drops the

@@ -1,11 +1,17 @@
 //! Persistent mode (`runtime.connectNative`): one host for the whole trial. Each operation is
 //! timed from just before the request is written to the moment the whole reply is in.
+//!
+//! The host's CPU time is read from its process CPU clock (ns) after its last reply and just
+//! before its stdin is closed: the span is the host's life from its exec to its last reply
+//! (start-up, warm-up and measured operations); the exit after EOF is outside it.
 
 use crate::check::Checker;
-use crate::error::{Failure, Result};
 use crate::frame::{ReplyBuf, Trailing};
 use crate::host::Host;
-use crate::trial::{nanos, new_histogram, HostTotals, Measurement, Trial};
+use crate::trial::{HostTotals, Measurement, Trial};
+use driver_kit::clock::CpuClock;
+use driver_kit::error::{Failure, Result};
+use driver_kit::percentiles::{nanos, new_histogram};
 use std::time::Instant;
 
 pub fn run(trial: &mut Trial) -> Result<Measurement> {
@@ -42,8 +48,9 @@ pub fn run(trial: &mut Trial) -> Result<Measurement> {
         .elapsed()
         .saturating_sub(checker.full_check_time());
 
-    // The host's peak RSS, read while it is still alive, with all its work done and outside
-    // the timed loop.
+    // The host's CPU time and peak RSS, read while it is still alive, with all its work done
+    // and outside the timed loop.
+    let cpu = host.cpu_time().map_err(|f| host.fail(f, deadline))?;
     let peak_rss = host.peak_rss_kb();
 
     // Disconnect as the browser does; a correct host sees EOF at a frame boundary and exits 0.
@@ -56,8 +63,9 @@ pub fn run(trial: &mut Trial) -> Result<Measurement> {
             exit.describe()
         )));
     }
-    let mut totals = HostTotals::default();
+    let mut totals = HostTotals::new(CpuClock::ProcessCpuClock);
     totals.add(&exit);
+    totals.cpu = cpu;
     totals.peak_rss.record(peak_rss);
     Ok(Measurement {
         ops: trial.iterations,

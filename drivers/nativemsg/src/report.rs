@@ -1,8 +1,9 @@
-//! The one JSON object the driver prints (docs/decisions.md, "Drivers").
+//! The one JSON object the driver prints (docs/driver-contract.md for the common part).
 
 use crate::cli::{Args, Mode, Op};
 use crate::trial::Measurement;
-use hdrhistogram::Histogram;
+use driver_kit::percentiles::{rate, round, Percentiles};
+use driver_kit::usage::{ImplUsage, Placement};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -13,47 +14,31 @@ pub struct Report {
     size: usize,
     iterations: u64,
     warmup: u64,
-    /// null: not pinned.
-    driver_cpus: Option<Vec<usize>>,
-    host_cpus: Option<Vec<usize>>,
+    /// driver_cpus, impl_cpus (null: not pinned).
+    #[serde(flatten)]
+    placement: Placement,
     ops: u64,
     elapsed_s: f64,
     ops_per_s: f64,
     /// Request body bytes of the measured operations per second, MB = 10^6 bytes.
     mb_per_s: f64,
-    latency_us: Latency,
-    host: HostUsage,
+    latency_us: Percentiles,
+    /// The hosts' CPU over every operation sent, warm-up included (they served both): the
+    /// process CPU clock in persistent mode, wait4 in spawn mode (persistent.rs, spawn.rs).
+    /// The peak RSS is VmHWM read from /proc while a host was alive (the largest over the
+    /// warm-up hosts in spawn mode).
+    #[serde(rename = "impl")]
+    usage: ImplUsage<HostExtra>,
     checked: Checked,
 }
 
 #[derive(Serialize)]
-struct Latency {
-    min: f64,
-    mean: f64,
-    stdev: f64,
-    p50: f64,
-    p90: f64,
-    p99: f64,
-    p999: f64,
-    max: f64,
-}
-
-#[derive(Serialize)]
-struct HostUsage {
+struct HostExtra {
     processes: u64,
-    cpu_user_s: f64,
-    cpu_sys_s: f64,
-    /// The hosts' whole CPU time over every operation sent, warm-up included.
-    cpu_us_per_op: f64,
-    /// The host's peak resident set in KiB: VmHWM from /proc while the host was alive (the
-    /// largest over the warm-up hosts in spawn mode), not wait4's ru_maxrss (see host.rs,
-    /// `Exit`). null when it could not be read, with the reason in `maxrss_note`.
-    maxrss_kb: Option<u64>,
     /// Only present when there is something to say: why `maxrss_kb` is null, or which hosts
     /// it leaves out.
     #[serde(skip_serializing_if = "Option::is_none")]
     maxrss_note: Option<String>,
-    exit_status: Vec<i32>,
 }
 
 #[derive(Serialize)]
@@ -64,15 +49,9 @@ struct Checked {
 
 pub fn build(args: &Args, request_body_bytes: usize, m: &Measurement) -> Report {
     let elapsed_s = m.elapsed.as_secs_f64();
-    let per_second = |count: f64| {
-        if elapsed_s > 0.0 {
-            count / elapsed_s
-        } else {
-            0.0
-        }
-    };
-    let cpu_us = (m.host.user_us + m.host.sys_us) as f64;
+    let per_second = |count: f64| rate(count, elapsed_s);
     let sent = args.iterations + args.warmup;
+    let exit_status: Vec<i32> = m.host.exit_codes.iter().copied().collect();
     Report {
         driver: "nativemsg",
         mode: args.mode,
@@ -80,8 +59,7 @@ pub fn build(args: &Args, request_body_bytes: usize, m: &Measurement) -> Report 
         size: args.size,
         iterations: args.iterations,
         warmup: args.warmup,
-        driver_cpus: args.driver_cpus.clone(),
-        host_cpus: args.host_cpus.clone(),
+        placement: Placement::of(&args.common),
         ops: m.ops,
         elapsed_s: round(elapsed_s, 6),
         ops_per_s: round(per_second(m.ops as f64), 3),
@@ -89,16 +67,18 @@ pub fn build(args: &Args, request_body_bytes: usize, m: &Measurement) -> Report 
             per_second((request_body_bytes as u64 * m.ops) as f64) / 1e6,
             6,
         ),
-        latency_us: latency(&m.latency),
-        host: HostUsage {
-            processes: m.host.processes,
-            cpu_user_s: round(m.host.user_us as f64 / 1e6, 6),
-            cpu_sys_s: round(m.host.sys_us as f64 / 1e6, 6),
-            cpu_us_per_op: round(cpu_us / sent as f64, 3),
-            maxrss_kb: m.host.peak_rss.kb(),
-            maxrss_note: m.host.peak_rss.note(),
-            exit_status: m.host.exit_codes.iter().copied().collect(),
-        },
+        latency_us: Percentiles::of(&m.latency),
+        usage: ImplUsage::new(
+            m.host.cpu,
+            m.host.clock,
+            sent,
+            m.host.peak_rss.kb(),
+            exit_status,
+            HostExtra {
+                processes: m.host.processes,
+                maxrss_note: m.host.peak_rss.note(),
+            },
+        ),
         checked: Checked {
             full: m.checked.0,
             length: m.checked.1,
@@ -106,39 +86,20 @@ pub fn build(args: &Args, request_body_bytes: usize, m: &Measurement) -> Report 
     }
 }
 
-/// Nanosecond samples summarised in µs, to the nanosecond.
-fn latency(h: &Histogram<u64>) -> Latency {
-    let us = |ns: f64| round(ns / 1e3, 3);
-    let at = |q: f64| us(h.value_at_quantile(q) as f64);
-    Latency {
-        min: us(h.min() as f64),
-        mean: us(h.mean()),
-        stdev: us(h.stdev()),
-        p50: at(0.50),
-        p90: at(0.90),
-        p99: at(0.99),
-        p999: at(0.999),
-        max: us(h.max() as f64),
-    }
-}
-
-fn round(value: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (value * scale).round() / scale
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trial::{new_histogram, HostTotals, PeakRss};
+    use crate::trial::{HostTotals, PeakRss};
     use clap::Parser;
+    use driver_kit::clock::CpuClock;
+    use driver_kit::percentiles::new_histogram;
     use std::time::Duration;
 
     #[test]
     fn fields_and_arithmetic() {
         let args = Args::try_parse_from(
             "d --mode persistent --op echo --size 1000 --iterations 4 --warmup 1 \
-             --host-cpus 1 -- h"
+             --impl-cpus 1 -- h"
                 .split_whitespace(),
         )
         .unwrap();
@@ -146,13 +107,10 @@ mod tests {
         for ns in [10_000, 20_000, 30_000, 40_000] {
             latency.record(ns).unwrap();
         }
-        let mut host = HostTotals {
-            processes: 1,
-            user_us: 300,
-            sys_us: 200,
-            exit_codes: [0].into(),
-            ..HostTotals::default()
-        };
+        let mut host = HostTotals::new(CpuClock::ProcessCpuClock);
+        host.processes = 1;
+        host.cpu = Duration::from_micros(500);
+        host.exit_codes.insert(0);
         host.peak_rss.record(Ok(1234));
         let mut m = Measurement {
             ops: 4,
@@ -166,26 +124,24 @@ mod tests {
         assert_eq!(json["mode"], "persistent");
         assert_eq!(json["op"], "echo");
         assert_eq!(json["driver_cpus"], serde_json::Value::Null);
-        assert_eq!(json["host_cpus"], serde_json::json!([1]));
+        assert_eq!(json["impl_cpus"], serde_json::json!([1]));
         assert_eq!(json["ops_per_s"], 2000.0);
         assert_eq!(json["mb_per_s"], 2.0); // 4 × 1000 B / 2 ms
-        assert_eq!(json["host"]["cpu_us_per_op"], 100.0); // 500 µs / (4 + 1)
-        assert_eq!(json["host"]["exit_status"], serde_json::json!([0]));
-        // HdrHistogram values are exact to 3 significant digits (0.1%).
-        let near = |field: &str, want: f64| {
-            let got = json["latency_us"][field].as_f64().unwrap();
-            assert!(
-                (got - want).abs() <= want / 1000.0,
-                "{field}: {got} vs {want}"
-            );
-        };
-        near("min", 10.0);
-        near("p50", 20.0);
-        near("max", 40.0);
-        near("mean", 25.0);
+        assert_eq!(json["impl"]["cpu_us_per_op"], 100.0); // 500 µs / (4 + 1)
+        assert_eq!(json["impl"]["cpu_s"], 0.0005);
+        assert_eq!(json["impl"]["cpu_clock"], "process-cpu-clock");
+        assert_eq!(json["impl"]["processes"], 1);
+        assert_eq!(json["impl"]["exit_status"], serde_json::json!([0]));
+        assert!(json.get("host").is_none() && json.get("host_cpus").is_none());
+        // The kit's summary of the measured histogram (tested there).
+        assert_eq!(
+            json["latency_us"],
+            serde_json::to_value(Percentiles::of(&m.latency)).unwrap()
+        );
+        assert_eq!(json["latency_us"]["min"], 10.0);
         assert_eq!(json["checked"]["full"], 4);
-        assert_eq!(json["host"]["maxrss_kb"], 1234);
-        assert!(json["host"].get("maxrss_note").is_none(), "{json}");
+        assert_eq!(json["impl"]["maxrss_kb"], 1234);
+        assert!(json["impl"].get("maxrss_note").is_none(), "{json}");
 
         // No reading: null and the reason, not a number.
         m.host.peak_rss = PeakRss::default();
@@ -193,8 +149,8 @@ mod tests {
             .peak_rss
             .record(Err("cannot read /proc/7/status".to_string()));
         let json = serde_json::to_value(build(&args, 1000, &m)).unwrap();
-        assert_eq!(json["host"]["maxrss_kb"], serde_json::Value::Null);
-        assert!(json["host"]["maxrss_note"]
+        assert_eq!(json["impl"]["maxrss_kb"], serde_json::Value::Null);
+        assert!(json["impl"]["maxrss_note"]
             .as_str()
             .unwrap()
             .contains("/proc/7/status"));
@@ -204,7 +160,7 @@ mod tests {
     fn cpu_lists_are_arrays_of_integers() {
         let args = Args::try_parse_from(
             "d --mode spawn --op ping --iterations 1 --warmup 0 --driver-cpus 0 \
-             --host-cpus 1,0 -- h"
+             --impl-cpus 1,0 -- h"
                 .split_whitespace(),
         )
         .unwrap();
@@ -212,12 +168,12 @@ mod tests {
             ops: 1,
             elapsed: Duration::from_millis(1),
             latency: new_histogram().unwrap(),
-            host: HostTotals::default(),
+            host: HostTotals::new(CpuClock::Wait4Rusage),
             checked: (1, 0),
         };
         let text = serde_json::to_string(&build(&args, 13, &m)).unwrap();
         assert!(
-            text.contains(r#""driver_cpus":[0],"host_cpus":[1,0],"#),
+            text.contains(r#""driver_cpus":[0],"impl_cpus":[1,0],"#),
             "{text}"
         );
     }

@@ -1,11 +1,17 @@
 //! Spawn mode (`runtime.sendNativeMessage`): one host per operation. Each operation is timed
 //! from just before the spawn to the moment the host has been reaped: start, one request,
 //! the reply, stdin closed, exit.
+//!
+//! The hosts' CPU time is wait4's rusage of each reaped host, summed (µs each): a host's
+//! process CPU clock cannot be read once it has exited, and reading it just before would put
+//! a system call inside the timed operation.
 
 use crate::check::Checker;
-use crate::error::{Failure, Result};
 use crate::frame::{ReplyBuf, Trailing};
-use crate::trial::{nanos, new_histogram, HostTotals, Measurement, Trial};
+use crate::trial::{HostTotals, Measurement, Trial};
+use driver_kit::clock::CpuClock;
+use driver_kit::error::{Failure, Result};
+use driver_kit::percentiles::{nanos, new_histogram};
 use std::time::Instant;
 
 pub fn run(trial: &mut Trial) -> Result<Measurement> {
@@ -13,7 +19,7 @@ pub fn run(trial: &mut Trial) -> Result<Measurement> {
     let mut latency = new_histogram()?;
     let mut reply = ReplyBuf::new();
     let mut checker = Checker::new(trial.check_full);
-    let mut totals = HostTotals::default();
+    let mut totals = HostTotals::new(CpuClock::Wait4Rusage);
     if trial.warmup == 0 {
         totals.peak_rss.not_read(
             "spawn mode reads the hosts' VmHWM during the warm-up spawns only, and --warmup is 0",

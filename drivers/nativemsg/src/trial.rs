@@ -1,17 +1,13 @@
 //! What a mode is given (a host to launch, a request, counts, a deadline) and what it hands
 //! back to the report.
 
-use crate::error::{Failure, Result};
-use crate::host::{Exit, Launcher};
+use crate::host::Launcher;
 use crate::payload::Request;
+use driver_kit::clock::CpuClock;
+use driver_kit::process::Exit;
 use hdrhistogram::Histogram;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-
-/// HdrHistogram range (SPEC §5): 1 ns to 60 s at 3 significant digits.
-const LOWEST_NS: u64 = 1;
-const HIGHEST_NS: u64 = 60_000_000_000;
-const SIGNIFICANT_DIGITS: u8 = 3;
 
 pub struct Trial {
     pub launcher: Launcher,
@@ -47,22 +43,33 @@ pub struct Measurement {
 }
 
 /// The host processes' resource usage, warm-up included (they served it).
-#[derive(Default)]
 pub struct HostTotals {
     pub processes: u64,
-    pub user_us: u64,
-    pub sys_us: u64,
+    /// The hosts' CPU time, measured with `clock`.
+    pub cpu: Duration,
+    pub clock: CpuClock,
     pub peak_rss: PeakRss,
     pub exit_codes: BTreeSet<i32>,
 }
 
 impl HostTotals {
-    /// Adds a reaped host's CPU time and exit status (its peak RSS is read before, while it
-    /// is alive: [`PeakRss::record`]).
+    pub fn new(clock: CpuClock) -> Self {
+        HostTotals {
+            processes: 0,
+            cpu: Duration::ZERO,
+            clock,
+            peak_rss: PeakRss::default(),
+            exit_codes: BTreeSet::new(),
+        }
+    }
+
+    /// Adds a reaped host's exit status, and its CPU time when the hosts are measured by
+    /// wait4 (its peak RSS is read before, while it is alive: [`PeakRss::record`]).
     pub fn add(&mut self, exit: &Exit) {
         self.processes += 1;
-        self.user_us += exit.user_us();
-        self.sys_us += exit.sys_us();
+        if self.clock == CpuClock::Wait4Rusage {
+            self.cpu += exit.cpu();
+        }
         self.exit_codes.insert(exit.code());
     }
 }
@@ -123,15 +130,6 @@ impl PeakRss {
             )),
         }
     }
-}
-
-pub fn new_histogram() -> Result<Histogram<u64>> {
-    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
-        .map_err(|e| Failure::new(format!("internal error creating the histogram: {e}")))
-}
-
-pub fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

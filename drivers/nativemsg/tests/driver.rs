@@ -4,6 +4,7 @@
 // A test crate: a panic is a failed assertion, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use driver_kit::testing::{assert_usage_error, run_json};
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -93,7 +94,7 @@ impl Fixture {
         let mut command = Command::new(env!("CARGO_BIN_EXE_nativemsg-driver"));
         command
             .args(options.split_whitespace())
-            .arg("--host-stderr")
+            .arg("--impl-stderr")
             .arg(&self.log)
             .arg("--")
             .arg(&self.host)
@@ -101,15 +102,7 @@ impl Fixture {
         if !behaviour.is_empty() {
             command.arg(behaviour);
         }
-        let output = command.output().unwrap();
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON object ({e}): {stdout:?}; stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-        (output.status.code().unwrap_or(-1), json)
+        run_json(&mut command)
     }
 
     /// The start lines the fake host logged, one per process.
@@ -151,11 +144,23 @@ fn assert_common_fields(json: &Value, iterations: u64, warmup: u64) {
     let order = ["min", "p50", "p90", "p99", "p999", "max"].map(|f| f64_of(l, &format!("/{f}")));
     assert!(order.windows(2).all(|w| w[0] <= w[1]), "{l}");
     assert!(order[0] > 0.0);
-    assert_eq!(json["host"]["exit_status"], serde_json::json!([0]));
-    assert!(f64_of(json, "/host/cpu_us_per_op") > 0.0);
+    assert_eq!(json["impl"]["exit_status"], serde_json::json!([0]));
+    assert!(f64_of(json, "/impl/cpu_us_per_op") > 0.0);
+    // Persistent: the live host's process CPU clock; spawn: each exited host's rusage.
+    let clock = match json["mode"].as_str() {
+        Some("persistent") => "process-cpu-clock",
+        _ => "wait4-rusage",
+    };
+    assert_eq!(json["impl"]["cpu_clock"], clock, "{json}");
+    let cpu_s = f64_of(json, "/impl/cpu_s");
+    let per_op = cpu_s * 1e6 / (iterations + warmup) as f64;
+    assert!(
+        (f64_of(json, "/impl/cpu_us_per_op") - per_op).abs() < 0.01,
+        "{json}"
+    );
     // The fake host is a Python interpreter: several MB.
-    assert!(json["host"]["maxrss_kb"].as_u64().unwrap() > 1000, "{json}");
-    assert!(json["host"].get("maxrss_note").is_none(), "{json}");
+    assert!(json["impl"]["maxrss_kb"].as_u64().unwrap() > 1000, "{json}");
+    assert!(json["impl"].get("maxrss_note").is_none(), "{json}");
     let full = json["checked"]["full"].as_u64().unwrap();
     let length = json["checked"]["length"].as_u64().unwrap();
     assert_eq!(full + length, iterations);
@@ -175,7 +180,7 @@ fn persistent_ping() {
     assert_eq!(json["driver_cpus"], Value::Null);
     assert_common_fields(&json, 300, 30);
     assert_eq!(json["checked"]["full"], 20);
-    assert_eq!(json["host"]["processes"], 1);
+    assert_eq!(json["impl"]["processes"], 1);
     // Throughput counts the 13-byte ping body.
     let expected = 13.0 * 300.0 / f64_of(&json, "/elapsed_s") / 1e6;
     assert!(
@@ -196,15 +201,15 @@ fn persistent_echo_with_pinning() {
     let fx = Fixture::new("persistent-echo");
     let (code, json) = fx.run(
         "--mode persistent --op echo --size 3000 --iterations 100 --warmup 10 \
-         --driver-cpus 0 --host-cpus 1",
+         --driver-cpus 0 --impl-cpus 1",
         "",
     );
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["op"], "echo");
     assert_eq!(json["size"], 3000);
     assert_eq!(json["driver_cpus"], serde_json::json!([0]));
-    assert_eq!(json["host_cpus"], serde_json::json!([1]));
-    for field in ["driver_cpus", "host_cpus"] {
+    assert_eq!(json["impl_cpus"], serde_json::json!([1]));
+    for field in ["driver_cpus", "impl_cpus"] {
         let cpus = json[field].as_array().unwrap();
         assert!(cpus.iter().all(Value::is_u64), "{field}: {json}");
     }
@@ -223,13 +228,13 @@ fn persistent_echo_with_pinning() {
 fn spawn_ping_pins_every_host() {
     let fx = Fixture::new("spawn-ping");
     let (code, json) = fx.run(
-        "--mode spawn --op ping --iterations 6 --warmup 2 --driver-cpus 0 --host-cpus 1",
+        "--mode spawn --op ping --iterations 6 --warmup 2 --driver-cpus 0 --impl-cpus 1",
         "",
     );
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["mode"], "spawn");
     assert_common_fields(&json, 6, 2);
-    assert_eq!(json["host"]["processes"], 8);
+    assert_eq!(json["impl"]["processes"], 8);
     assert_eq!(json["checked"]["full"], 6);
     let starts = fx.starts();
     assert_eq!(starts.len(), 8);
@@ -248,7 +253,7 @@ fn spawn_echo() {
     );
     assert_eq!(code, 0, "{json}");
     assert_common_fields(&json, 4, 1);
-    assert_eq!(json["host"]["processes"], 5);
+    assert_eq!(json["impl"]["processes"], 5);
 }
 
 #[test]
@@ -260,10 +265,10 @@ fn maxrss_covers_what_the_host_touches() {
             "big",
         );
         assert_eq!(code, 0, "{json}");
-        let kb = json["host"]["maxrss_kb"].as_u64().unwrap();
+        let kb = json["impl"]["maxrss_kb"].as_u64().unwrap();
         // 40 MiB = 40960 KiB of ballast, plus the interpreter.
         assert!(kb >= 40_000, "{mode}: {kb} KiB in {json}");
-        assert!(json["host"].get("maxrss_note").is_none(), "{json}");
+        assert!(json["impl"].get("maxrss_note").is_none(), "{json}");
     }
 }
 
@@ -279,7 +284,7 @@ fn maxrss_of_a_tiny_host_is_its_own_not_the_drivers() {
             "",
         );
         assert_eq!(code, 0, "{json}");
-        let host_kb = json["host"]["maxrss_kb"].as_u64().unwrap();
+        let host_kb = json["impl"]["maxrss_kb"].as_u64().unwrap();
         let log = fs::read_to_string(&fx.log).unwrap();
         let driver_kb: u64 = log
             .lines()
@@ -300,8 +305,8 @@ fn spawn_mode_without_warm_up_reports_no_maxrss() {
     let fx = Fixture::new("spawn-no-warmup");
     let (code, json) = fx.run("--mode spawn --op ping --iterations 2 --warmup 0", "");
     assert_eq!(code, 0, "{json}");
-    assert_eq!(json["host"]["maxrss_kb"], Value::Null, "{json}");
-    let note = json["host"]["maxrss_note"].as_str().unwrap();
+    assert_eq!(json["impl"]["maxrss_kb"], Value::Null, "{json}");
+    let note = json["impl"]["maxrss_note"].as_str().unwrap();
     assert!(note.contains("--warmup is 0"), "{note}");
 }
 
@@ -397,7 +402,7 @@ fn a_host_that_cannot_start_fails_the_trial() {
     fs::write(&not_executable, "").unwrap();
     for (host, expect) in [
         (fx.dir.join("missing"), "no such file"),
-        (not_executable, "cannot start the host"),
+        (not_executable, "starting the host"),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_nativemsg-driver"))
             .args("--mode spawn --op ping --iterations 1 --warmup 0 --".split_whitespace())
@@ -412,11 +417,20 @@ fn a_host_that_cannot_start_fails_the_trial() {
 
 #[test]
 fn a_bad_command_line_is_a_usage_error() {
-    let output = Command::new(env!("CARGO_BIN_EXE_nativemsg-driver"))
-        .args("--mode spawn --op ping --size 100 --iterations 1 --warmup 0 -- h".split_whitespace())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--size"));
+    for (line, expect) in [
+        (
+            "--mode spawn --op ping --size 100 --iterations 1 --warmup 0 -- h",
+            "--size",
+        ),
+        (
+            "--mode spawn --op ping --iterations 1 --warmup 0 --host-cpus 1 -- h",
+            "--host-cpus",
+        ),
+        (
+            "--mode spawn --op ping --iterations 1 --warmup 0 --timeout-s 0 -- h",
+            "--timeout-s",
+        ),
+    ] {
+        assert_usage_error(env!("CARGO_BIN_EXE_nativemsg-driver"), line, expect);
+    }
 }

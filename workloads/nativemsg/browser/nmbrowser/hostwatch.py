@@ -57,9 +57,7 @@ def cpus_of(pid: int) -> list[int] | None:
 @dataclass
 class HostReading:
     pid: int
-    cpu_ns: int  # user + system, exact (schedstat)
-    utime_ticks: int  # for the user/system split only (10 ms ticks)
-    stime_ticks: int
+    cpu_ns: int  # user + system, all threads: the process CPU clock (ns)
     vm_hwm_kb: int | None
     cpus: list[int] | None
     threads: int
@@ -70,14 +68,9 @@ def read_host(pid: int) -> HostReading | None:
     ns = procfs.cpu_ns(pid)
     if s is None or ns is None or s.state == "Z":
         return None
-    # schedstat is exact but only has the live threads; the ticks also count threads that
-    # have exited. Both are lower bounds of the truth: keep the larger.
-    ticks_ns = (s.utime + s.stime) * 1_000_000_000 // procfs.CLK_TCK
     return HostReading(
         pid=pid,
-        cpu_ns=max(ns, ticks_ns),
-        utime_ticks=s.utime,
-        stime_ticks=s.stime,
+        cpu_ns=ns,
         vm_hwm_kb=procfs.vm_hwm_kb(pid),
         cpus=cpus_of(pid),
         threads=len(procfs.threads(pid)),

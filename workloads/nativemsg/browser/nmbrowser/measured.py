@@ -16,7 +16,7 @@ PAGE_MARGIN_S = 1.0
 @dataclass
 class Measured:
     run: dict  # the page's result: latenciesUs, elapsedMs, checked
-    host: dict  # the `host` object of the report
+    host: dict  # the `impl` object of the report
     host_cpus: list[int] | None  # where the host actually ran
     placement: str
     extra: dict = field(default_factory=dict)

@@ -18,23 +18,9 @@ ECHO_SUFFIX = '"}}'
 MIN_ECHO_SIZE = len(ECHO_PREFIX) + len(ECHO_SUFFIX)
 
 # The constants of payload.rs: the same words, stride and special text, in the same places.
-WORDS = (
-    "native",
-    "messaging",
-    "host",
-    "frame",
-    "length",
-    "prefix",
-    "browser",
-    "extension",
-    "stdin",
-    "stdout",
-    "pipe",
-    "json",
-    "echo",
-    "reply",
-    "bytes",
-    "lab",
+WORDS = tuple(
+    "native messaging host frame length prefix browser extension stdin stdout pipe json echo "
+    "reply bytes lab".split()
 )
 WORD_STRIDE = 7
 # Already JSON-escaped: quote, backslash, newline, then 2-, 3- and 4-byte UTF-8 characters.

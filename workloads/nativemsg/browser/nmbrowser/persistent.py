@@ -1,6 +1,7 @@
 """--mode persistent: runtime.connectNative, one host for the whole trial. The host is found
-among Chromium's children once the port opens, pinned to --host-cpus, and read from /proc
-after its last reply and before its stdin closes (as the native driver reads VmHWM)."""
+among Chromium's children once the port opens, pinned to --impl-cpus, and read after its last
+reply and before its stdin closes, as the native driver reads it: its process CPU clock (the
+span is its life from exec to its last reply) and its VmHWM."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def measure(
         opened = time.monotonic()
         pid = hostwatch.find_host(browser.pid, reg, Deadline(work.within(HOST_APPEAR_S)))
         appeared_s = time.monotonic() - opened
-        if args.host_cpus:
-            procfs.pin_all_threads(pid, args.host_cpus)
+        if args.impl_cpus:
+            procfs.pin_all_threads(pid, args.impl_cpus)
         before = treecpu.snapshot(browser.pid, reg.comm)
         result = browser.bench(
             "runPort", loop(config, args.warmup, args.iterations, work), timeout=work.remaining()
@@ -46,7 +47,7 @@ def measure(
     if status is None:
         host["exit_status_note"] = status_how
     cpus = reading.cpus if reading else None
-    if args.host_cpus:
+    if args.impl_cpus:
         # The delay is in host_found_after_s; the text stays the same across trials.
         placement = f"pinned to cpu {cpus_text(cpus)} once it appeared after connectNative"
     else:
@@ -67,31 +68,19 @@ def _exit_status(pid, events, events_missing, work: Deadline) -> tuple[int | Non
 
 
 def _host_usage(reading: hostwatch.HostReading | None, sent: int) -> dict:
-    host: dict = {"processes": 1}
     if reading is None:
-        host.update(cpu_user_s=None, cpu_sys_s=None, cpu_us_per_op=None, maxrss_kb=None)
-        host["maxrss_note"] = "the host exited before it could be read"
-        return host
-    user_s, sys_s = _split(reading)
-    host.update(
-        cpu_user_s=round(user_s, 6),
-        cpu_sys_s=round(sys_s, 6),
-        cpu_us_per_op=round(reading.cpu_ns / 1e3 / sent, 3),
-        maxrss_kb=reading.vm_hwm_kb,
-        cpu_note=(
-            "/proc schedstat of the host's threads (exact; the 10 ms ticks of /proc/<pid>/stat "
-            "if larger, i.e. threads exited), split user/system in the ratio of those ticks; "
-            "the host's whole life up to its last reply, warm-up included"
+        # A host serves until its stdin closes (SPEC §3): one that is gone after its last reply
+        # has no CPU time or peak RSS left to read.
+        raise RuntimeError("the host exited after its last reply, before its stdin was closed")
+    cpu_s = reading.cpu_ns / 1e9
+    return {
+        "cpu_s": round(cpu_s, 9),
+        "cpu_clock": "process-cpu-clock",
+        "cpu_us_per_op": round(cpu_s * 1e6 / sent, 4),
+        "maxrss_kb": reading.vm_hwm_kb,
+        "processes": 1,
+        "cpu_note": (
+            "the host's process CPU clock (all threads, ns), read after its last reply: its "
+            "life from exec to its last reply, warm-up included"
         ),
-    )
-    return host
-
-
-def _split(reading: hostwatch.HostReading) -> tuple[float, float]:
-    """Exact total CPU, split as the kernel itself splits it: in the ratio of the ticks."""
-    total_s = reading.cpu_ns / 1e9
-    ticks = reading.utime_ticks + reading.stime_ticks
-    if ticks == 0:
-        return total_s, 0.0
-    user = total_s * reading.utime_ticks / ticks
-    return user, total_s - user
+    }

@@ -1,6 +1,6 @@
-"""The one JSON object the browser driver prints: the native driver's shape (docs/decisions.md,
-"Drivers") plus what only a browser run has (where it was timed, the browser, the host's
-placement as achieved)."""
+"""The one JSON object the browser driver prints: the native driver's shape (the driver
+contract, docs/driver-contract.md) plus what only a browser run has (where it was timed, the
+browser, the host's placement as achieved)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def build(args: Args, m: Measured, browser: dict) -> dict:
         "iterations": args.iterations,
         "warmup": args.warmup,
         "driver_cpus": args.driver_cpus,
-        "host_cpus": m.host_cpus,
-        "host_cpus_requested": args.host_cpus,
+        "impl_cpus": m.host_cpus,
+        "impl_cpus_requested": args.impl_cpus,
         "host_placement": m.placement,
         "ops": ops,
         "elapsed_s": round(elapsed_s, 6),
@@ -35,7 +35,7 @@ def build(args: Args, m: Measured, browser: dict) -> dict:
         "mb_per_s": round(per_s * body / 1e6, 6),
         "latency_us": stats.summarize(latencies),
         "measured_in": MEASURED_IN,
-        "host": m.host,
+        "impl": m.host,
         "checked": {"full": run["checked"]["full"], "length": run["checked"]["light"]},
         "browser": {**browser, **m.extra},
     }

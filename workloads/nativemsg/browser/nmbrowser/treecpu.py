@@ -1,7 +1,7 @@
 """CPU time of Chromium's own processes over a run, by process type (browser, renderer, gpu,
-utility…): where a round trip's time goes besides the host. Read from schedstat (ns) of every
-thread before and after the run; processes that start or end in between count from zero or
-not at all, which is why it is read around the page's loop, not around the trial.
+utility…): where a round trip's time goes besides the host. Read from each process's CPU clock
+(ns, all its threads) before and after the run; processes that start or end in between count
+from zero or not at all, which is why it is read around the page's loop, not around the trial.
 """
 
 from __future__ import annotations

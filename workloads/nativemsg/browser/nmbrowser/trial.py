@@ -35,10 +35,10 @@ def run(args: Args) -> dict:
         "checkFull": args.check_full,
     }
     started = time.monotonic()
-    with BrowserSession(work, cpus=args.driver_cpus, stderr_path=args.host_stderr) as browser:
+    with BrowserSession(work, cpus=args.driver_cpus, stderr_path=args.impl_stderr) as browser:
         startup_s = time.monotonic() - started
         page = browser.bench("info", timeout=PAGE_CALL_S)
-        reg = browser.register(HOST_NAME, args.host_argv, cwd=args.host_cwd)
+        reg = browser.register(HOST_NAME, args.impl_argv, cwd=args.impl_cwd)
         mode = persistent if args.mode == "persistent" else spawn
         measured = mode.measure(browser, reg, args, config, work)
         context = {

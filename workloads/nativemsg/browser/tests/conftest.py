@@ -2,7 +2,7 @@
 (skipped with the reason when Chromium is missing), one headless Chromium per test module,
 and the lab's hosts from the registry.
 
-    cd /work/main && .venv/bin/pytest workloads/nativemsg/browser/tests
+    .venv/bin/pytest workloads/nativemsg/browser/tests     # from the repository's root
 """
 
 from __future__ import annotations

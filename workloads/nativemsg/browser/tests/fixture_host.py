@@ -44,7 +44,7 @@ def fill_body(size: int) -> bytes:
 
 def main(argv: list[str]) -> int:
     mode = argv[1]
-    # On stderr, which Chromium passes on to its own: the driver's --host-stderr must show it.
+    # On stderr, which Chromium passes on to its own: the driver's --impl-stderr must show it.
     sys.stderr.write(f"fixture_host: mode {mode} started\n")
     sys.stderr.flush()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer

@@ -1,7 +1,11 @@
-"""driver.py end to end, as the harness runs it: the native driver's command line and JSON,
-failures as {"error": ...} with exit 1, every wait bounded, and nothing left behind (no
-Chromium or host process, no temporary directory) whether the trial passed, failed, timed out
-or was terminated."""
+"""driver.py end to end, as the harness runs it: the driver contract's command line and JSON
+(docs/driver-contract.md), failures as {"error": ...} with exit 1, every wait bounded, and
+nothing left behind (no Chromium or host process, no temporary directory) whether the trial
+passed, failed, timed out or was terminated.
+
+Waits on other processes (Chromium, the hosts, whoever reaps an orphan) poll for their
+condition with generous bounds: a loaded 2-core machine may take seconds, and a test must not
+depend on how fast another process is scheduled or reaps."""
 
 from __future__ import annotations
 
@@ -20,15 +24,17 @@ from conftest import DRIVER, fixture_argv, lab_impls, python_argv
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 ORIGIN = "chrome-extension://dbdfabaehflnngajmmlhhmbokhdlaifa/"
-#: The fields of the native driver's output (docs/decisions.md, "Drivers").
+#: The fields of the native driver's output (docs/driver-contract.md).
 NATIVE_FIELDS = {
-    "driver", "mode", "op", "size", "iterations", "warmup", "driver_cpus", "host_cpus", "ops",
-    "elapsed_s", "ops_per_s", "mb_per_s", "latency_us", "host", "checked",
+    "driver", "mode", "op", "size", "iterations", "warmup", "driver_cpus", "impl_cpus", "ops",
+    "elapsed_s", "ops_per_s", "mb_per_s", "latency_us", "impl", "checked",
 }  # fmt: skip
 LATENCY_FIELDS = ["min", "mean", "stdev", "p50", "p90", "p99", "p999", "max"]
-HOST_FIELDS = {
-    "processes", "cpu_user_s", "cpu_sys_s", "cpu_us_per_op", "maxrss_kb", "exit_status",
+IMPL_FIELDS = {
+    "cpu_s", "cpu_clock", "cpu_us_per_op", "maxrss_kb", "exit_status", "processes",
 }  # fmt: skip
+#: How long another process may take to do what a test waits for (start, exit, be reaped).
+WAIT_S = 60.0
 
 
 def impl(impl_id: str):
@@ -93,16 +99,23 @@ def zombies() -> set[tuple[int, str]]:
     return found
 
 
-def assert_nothing_left(tmp: Path, zombies_before: set) -> None:
-    deadline = time.monotonic() + 5  # a SIGKILLed process may take a moment to vanish
-    while (left := processes_of(tmp)) and time.monotonic() < deadline:
+def wait_until_gone(find, seconds: float = WAIT_S):
+    """Polls `find()` until it finds nothing or `seconds` pass; returns what is left."""
+    deadline = time.monotonic() + seconds
+    while (left := find()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert left == []
-    # Left behind = still there a moment later (other programs' children are zombies for
-    # an instant between their exit and their parent's wait).
+    return left
+
+
+def assert_nothing_left(tmp: Path, zombies_before: set) -> None:
+    # A SIGKILLed process may take a moment to vanish, longer on a loaded machine.
+    assert wait_until_gone(lambda: processes_of(tmp)) == []
+    # A zombie is left behind only if nobody reaps it. A descendant re-parented away from the
+    # driver (to init or a subreaper) stays a zombie until that process gets round to reaping
+    # it, which on a loaded machine can take seconds: wait for that, bounded, instead of
+    # assuming it is quick.
     new_zombies = zombies() - zombies_before
-    time.sleep(0.3)
-    assert new_zombies & zombies() == set()
+    assert wait_until_gone(lambda: new_zombies & zombies()) == set()
     assert list(tmp.iterdir()) == []
 
 
@@ -128,10 +141,11 @@ def test_persistent_ping_reports_the_native_drivers_fields(tmp, tmp_path):
     c = impl("c")
     stderr_log = tmp_path / "host.stderr.log"
     args = "--mode persistent --op ping --size 0 --iterations 300 --warmup 30 --check-full 20"
-    args += f" --host-stderr {stderr_log} --timeout-s 60"
+    args += f" --impl-stderr {stderr_log} --timeout-s 60"
     status, doc, _ = run_driver(tmp, args.split(), c.argv())
     assert status == 0, doc
-    assert NATIVE_FIELDS <= set(doc) and HOST_FIELDS <= set(doc["host"])
+    assert NATIVE_FIELDS <= set(doc) and IMPL_FIELDS <= set(doc["impl"])
+    assert "host" not in doc and "host_cpus" not in doc
     assert (doc["driver"], doc["mode"], doc["op"], doc["ops"]) == (
         "nativemsg-browser",
         "persistent",
@@ -148,9 +162,12 @@ def test_persistent_ping_reports_the_native_drivers_fields(tmp, tmp_path):
     assert doc["checked"] == {"full": 20, "length": 280}
     assert doc["ops_per_s"] == pytest.approx(300 / doc["elapsed_s"], rel=1e-3)
     assert doc["mb_per_s"] == pytest.approx(doc["ops_per_s"] * 13 / 1e6, rel=1e-3)
-    host = doc["host"]
+    host = doc["impl"]
     assert host["processes"] == 1 and host["exit_status"] == [0]
     assert host["maxrss_kb"] > 0 and host["cpu_us_per_op"] > 0
+    # The live host's process CPU clock, over every message it served.
+    assert host["cpu_clock"] == "process-cpu-clock"
+    assert host["cpu_us_per_op"] == pytest.approx(host["cpu_s"] * 1e6 / 330, rel=1e-3)
     assert doc["browser"]["cross_origin_isolated"] is True
     assert doc["browser"]["timer_step_us"] == 5
     assert doc["browser"]["cpu_us_per_op"]["browser"] > 0
@@ -164,14 +181,15 @@ def test_placement_is_applied_and_reported(tmp):
         pytest.skip("needs 2 CPUs")
     c = impl("c")
     args = "--mode persistent --op ping --iterations 50 --warmup 5 --timeout-s 60"
-    args += f" --driver-cpus {cpus[0]} --host-cpus {cpus[-1]}"
+    args += f" --driver-cpus {cpus[0]} --impl-cpus {cpus[-1]}"
     status, doc, _ = run_driver(tmp, args.split(), c.argv())
     assert status == 0, doc
-    assert doc["driver_cpus"] == [cpus[0]] and doc["host_cpus"] == [cpus[-1]]
+    assert doc["driver_cpus"] == [cpus[0]] and doc["impl_cpus"] == [cpus[-1]]
     assert doc["host_placement"].startswith(f"pinned to cpu {cpus[-1]} ")
     status, doc, _ = run_driver(tmp, [*args.replace("persistent", "spawn").split()], c.argv())
     assert status == 0, doc
-    assert doc["host_cpus"] == [cpus[0]]  # spawned hosts inherit Chromium's mask
+    assert doc["impl_cpus"] == [cpus[0]]  # spawned hosts inherit Chromium's mask
+    assert doc["impl_cpus_requested"] == [cpus[-1]]
     assert doc["host_placement"].startswith(f"inherits chromium (cpu {cpus[0]})")
 
 
@@ -181,10 +199,12 @@ def test_spawn_counts_one_process_per_message(tmp):
     args = "--mode spawn --op ping --iterations 20 --warmup 5 --timeout-s 60".split()
     status, doc, _ = run_driver(tmp, args, c.argv())
     assert status == 0, doc
-    assert doc["ops"] == 20 and doc["host"]["processes"] == 25
+    assert doc["ops"] == 20 and doc["impl"]["processes"] == 25
     # Every one of the 25 hosts exited 0 (process events; as root, nothing is missing).
-    assert doc["host"]["exit_status"] == [0] and "exit_status_note" not in doc["host"]
-    assert doc["host"]["cpu_us_per_op"] >= 0 and "cpu_note" in doc["host"]
+    assert doc["impl"]["exit_status"] == [0] and "exit_status_note" not in doc["impl"]
+    assert doc["impl"]["cpu_us_per_op"] >= 0 and "cpu_note" in doc["impl"]
+    # Chromium forks and reaps them: its children's ticks are all there is.
+    assert doc["impl"]["cpu_clock"] == "proc-children-ticks"
     assert doc["latency_us"]["p50"] > 100  # a process start under Chromium: ms, not µs
 
 
@@ -192,19 +212,19 @@ def test_spawn_counts_one_process_per_message(tmp):
 def test_python_host_runs_through_its_launcher_with_echo(tmp):
     py = impl("python")
     args = "--mode persistent --op echo --size 1024 --iterations 50 --warmup 5 --timeout-s 60"
-    status, doc, _ = run_driver(tmp, [*args.split(), "--host-cwd", py.cwd()], py.argv())
+    status, doc, _ = run_driver(tmp, [*args.split(), "--impl-cwd", py.cwd()], py.argv())
     assert status == 0, doc
     reg = doc["browser"]["host"]
     assert reg["launcher"].startswith(f"generated '#!{python_argv()[0]} -ES' script")
     assert reg["cwd"] == py.cwd()
     assert doc["mb_per_s"] == pytest.approx(doc["ops_per_s"] * 1024 / 1e6, rel=1e-3)
-    assert doc["host"]["exit_status"] == [0]
+    assert doc["impl"]["exit_status"] == [0]
 
 
 @pytest.mark.usefixtures("nothing_left")
 def test_host_that_exits_mid_trial_fails_it_with_chromiums_error(tmp, tmp_path):
     stderr_log = tmp_path / "host.stderr.log"
-    args = f"--mode persistent --op ping --iterations 10 --warmup 0 --host-stderr {stderr_log}"
+    args = f"--mode persistent --op ping --iterations 10 --warmup 0 --impl-stderr {stderr_log}"
     status, doc, _ = run_driver(tmp, args.split(), fixture_argv("exit", ORIGIN))
     assert status == 1
     assert list(doc) == ["error"]
@@ -217,7 +237,8 @@ def test_silent_host_times_out_within_the_budget(tmp):
     args = "--mode persistent --op ping --iterations 10 --warmup 0 --timeout-s 8".split()
     status, doc, seconds = run_driver(tmp, args, fixture_argv("silent", ORIGIN))
     assert status == 1 and "timed out after 0 of 10 replies" in doc["error"]
-    assert seconds < 8 + 3  # the budget, plus the interpreter's own start and exit
+    # The budget, plus the interpreter's own start and exit (seconds on a loaded machine).
+    assert seconds < 8 + 15
 
 
 @pytest.mark.usefixtures("nothing_left")
@@ -236,7 +257,7 @@ def _start_silent_trial(tmp: Path) -> subprocess.Popen:
         text=True,
         env={**os.environ, "TMPDIR": str(tmp)},
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     # Wait for the host itself: a process of the run named after its launcher (msgbench.nativemsg).
     while not any(p.split(" ", 1)[1].startswith("msgbench.native") for p in processes_of(tmp)):
         assert time.monotonic() < deadline, "the host never started"
@@ -259,7 +280,4 @@ def test_killed_driver_takes_chromium_and_the_host_with_it(tmp):
     # kill it otherwise); its children follow it, and the host sees EOF on stdin.
     proc.kill()
     proc.communicate(timeout=30)
-    deadline = time.monotonic() + 10
-    while (left := processes_of(tmp)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert left == []
+    assert wait_until_gone(lambda: processes_of(tmp)) == []

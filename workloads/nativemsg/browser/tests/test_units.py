@@ -49,8 +49,8 @@ def test_stdev_is_the_populations():
 def test_parses_the_native_drivers_command_line():
     args = cli.parse(
         "--mode persistent --op echo --size 1024 --iterations 10 --warmup 2 --driver-cpus 0 "
-        "--host-cpus 1,0 --host-stderr /tmp/e --timeout-s 5 --check-full 3 --host-cwd /tmp "
-        f"-- /bin/host {ORIGIN} extra".split()
+        "--impl-cpus 1,0 --impl-stderr /tmp/e --timeout-s 5 --check-full 3 --impl-cwd /tmp "
+        f"--port 7 --client-json [] -- /bin/host {ORIGIN} extra".split()
     )
     assert (args.mode, args.op, args.size, args.iterations, args.warmup) == (
         "persistent",
@@ -59,9 +59,13 @@ def test_parses_the_native_drivers_command_line():
         10,
         2,
     )
-    assert (args.driver_cpus, args.host_cpus, args.check_full) == ([0], [1, 0], 3)
-    assert (args.timeout_s, args.host_cwd) == (5.0, "/tmp")
-    assert args.host_argv == ["/bin/host", ORIGIN, "extra"]
+    assert (args.driver_cpus, args.impl_cpus, args.check_full) == ([0], [1, 0], 3)
+    assert (args.timeout_s, args.impl_cwd, args.impl_stderr) == (5.0, "/tmp", "/tmp/e")
+    assert args.impl_argv == ["/bin/host", ORIGIN, "extra"]
+    ranges = cli.parse(
+        "--mode spawn --op ping --iterations 1 --warmup 0 --impl-cpus 0-2,5 -- h".split()
+    )
+    assert ranges.impl_cpus == [0, 1, 2, 5]
 
 
 def test_defaults_are_the_native_drivers():
@@ -81,13 +85,19 @@ def test_defaults_are_the_native_drivers():
         "--mode other --op ping --iterations 1 --warmup 0 -- h",
         "--mode spawn --op ping --iterations 1 --warmup 0 --driver-cpus a -- h",
         "--mode spawn --op ping --iterations 1 --warmup 0 --",
+        "--mode spawn --op ping --iterations 1 --warmup 0 --host-cpus 1 -- h",
+        "--mode spawn --op ping --iterations 1 --warmup 0 --impl-cpus 2-1 -- h",
     ],
 )
 def test_refuses_bad_command_lines_with_status_2(line, capsys):
     with pytest.raises(SystemExit) as stop:
         cli.parse(line.split())
     assert stop.value.code == 2
-    assert "error:" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "error:" in err
+    # The contract's error document, for the harness.
+    doc = json.loads(out)
+    assert list(doc) == ["error"] and doc["error"].startswith("bad command line: ")
 
 
 # ---- host registration --------------------------------------------------------------------
@@ -166,13 +176,12 @@ def test_python_host_gets_a_launcher_that_runs_it_as_its_command_line_would(tmp_
 def test_stat_survives_a_process_name_with_parentheses_and_spaces(tmp_path):
     odd = tmp_path / "a) b (c"
     odd.symlink_to("/bin/sleep")
-    proc = subprocess.Popen([str(odd), "5"])
+    proc = subprocess.Popen([str(odd), "30"])
     try:
-        time.sleep(0.2)
-        s = procfs.stat(proc.pid)
-        assert s is not None
+        # Until it has exec'd and gone to sleep, however long a loaded machine takes.
+        s = _wait_for(lambda: (st := procfs.stat(proc.pid)) and st.state == "S" and st)
         assert (s.comm, s.ppid, s.state) == ("a) b (c", os.getpid(), "S")
-        assert procfs.cmdline(proc.pid) == [str(odd), "5"]
+        assert procfs.cmdline(proc.pid) == [str(odd), "30"]
         assert procfs.vm_hwm_kb(proc.pid) > 0
         assert proc.pid in [c.pid for c in procfs.children(os.getpid())]
     finally:
@@ -181,18 +190,33 @@ def test_stat_survives_a_process_name_with_parentheses_and_spaces(tmp_path):
     assert procfs.stat(proc.pid) is None and procfs.vm_hwm_kb(proc.pid) is None
 
 
+#: Bound of a wait for another process to get somewhere: generous, because on a loaded 2-core
+#: machine a process may wait seconds for a CPU; the waits end as soon as the condition holds.
+WAIT_S = 60.0
+
+
+def _wait_for(condition, seconds: float = WAIT_S):
+    """Polls `condition` until it returns something true (returned), failing after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"not within {seconds:g} s"
+        time.sleep(0.01)
+    return value
+
+
+def _zombie(pid: int):
+    s = procfs.stat(pid)
+    return s if s is not None and s.state == "Z" else None
+
+
 def test_zombie_exit_status_is_read_before_the_parent_reaps():
     proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(7)"])
-    deadline = time.monotonic() + 10
-    while (s := procfs.stat(proc.pid)).state != "Z":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    s = _wait_for(lambda: _zombie(proc.pid))
     assert procfs.exit_status(s.exit_code) == 7
     proc.wait()
     killed = subprocess.Popen(["/bin/sleep", "30"])
     killed.kill()
-    while (s := procfs.stat(killed.pid)).state != "Z":
-        time.sleep(0.01)
+    s = _wait_for(lambda: _zombie(killed.pid))
     assert procfs.exit_status(s.exit_code) == 128 + 9  # as the native driver reports it
     killed.wait()
 
@@ -212,8 +236,10 @@ def test_cpu_time_is_exact_and_pinning_reaches_every_thread():
         ns = procfs.cpu_ns(proc.pid)
         s = procfs.stat(proc.pid)
         ticks_ns = (s.utime + s.stime) * 1e9 / procfs.CLK_TCK
-        assert 0.3e9 <= ns < 0.6e9
-        assert ticks_ns <= ns + 2e9 / procfs.CLK_TCK  # the ticks agree, to their resolution
+        # The spin's 0.3 s, plus the interpreter's start (CPU, not wall time: load does not
+        # inflate it much).
+        assert 0.3e9 <= ns < 1.0e9
+        assert abs(ticks_ns - ns) <= 2e9 / procfs.CLK_TCK  # the ticks agree, to their resolution
         assert len(procfs.threads(proc.pid)) == 2
         cpu = sorted(os.sched_getaffinity(0))[-1]
         tids = procfs.pin_all_threads(proc.pid, [cpu])
@@ -230,8 +256,9 @@ def test_environment_marker_finds_exactly_the_marked_processes():
     marked = subprocess.Popen(["/bin/sleep", "30"], env=env)
     other = subprocess.Popen(["/bin/sleep", "30"])
     try:
-        time.sleep(0.1)
-        assert procfs.pids_with_env("MSGBENCH_BROWSER_RUN", marker) == [marked.pid]
+        # Once the marked one has exec'd (its environment is readable then).
+        found = _wait_for(lambda: procfs.pids_with_env("MSGBENCH_BROWSER_RUN", marker))
+        assert found == [marked.pid]
     finally:
         for p in (marked, other):
             p.kill()
@@ -304,7 +331,8 @@ def test_silent_browser_times_out_within_the_bound():
     started = time.monotonic()
     with pytest.raises(Timeout, match="Runtime.evaluate"):
         cdp.call("Runtime.evaluate", timeout=0.5)
-    assert 0.45 < time.monotonic() - started < 2.0
+    # Not before the timeout; after it, within what a loaded machine takes to wake a thread.
+    assert 0.45 < time.monotonic() - started < 10.0
     cdp.close()
 
 
@@ -313,7 +341,7 @@ def test_browser_that_closes_the_pipe_is_reported_at_once():
     started = time.monotonic()
     with pytest.raises(BrowserGone):
         cdp.call("Browser.getVersion", timeout=30)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # at once, not at the 30 s timeout
     cdp.close()
 
 

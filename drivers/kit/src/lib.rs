@@ -1,0 +1,31 @@
+//! The msgbench driver kit: what every Rust driver shares, so that a driver holds only what is
+//! its workload's own (docs/driver-contract.md).
+//!
+//! - [`args`]: the contract's common command line (`--driver-cpus`, `--impl-cpus`,
+//!   `--impl-stderr`, `--timeout-s`, `--impl-cwd`, `--port`, `--client-json`, `-- IMPL_ARGV`).
+//! - [`affinity`]: CPU sets and pinning with `sched_setaffinity(2)`.
+//! - [`process`]: starting the implementation pinned, reaping it within a bound, describing
+//!   how it ended, stopping it with SIGTERM then SIGKILL.
+//! - [`clock`]: the one CPU clock (the process CPU clock while the process is alive) and the
+//!   names of the methods a report may carry.
+//! - [`memory`]: peak RSS (VmHWM).
+//! - [`usage`]: the report's `impl` object and the CPU placement fields.
+//! - [`percentiles`]: HdrHistogram latencies summarised as one serialisable struct.
+//! - [`output`]: the `main` of a driver: parse, run, print one JSON document.
+//! - [`error`]: the one error type.
+//! - [`testing`]: assertions the drivers' integration tests share.
+
+pub mod affinity;
+pub mod args;
+pub mod clock;
+pub mod error;
+pub mod memory;
+pub mod output;
+pub mod percentiles;
+pub mod poll;
+pub mod process;
+pub mod testing;
+pub mod usage;
+
+pub use args::{CommonArgs, CpuList};
+pub use error::{Failure, Result};
