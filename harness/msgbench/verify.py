@@ -1,22 +1,22 @@
 """Running a workload's conformance suite against implementations and reading the matrix.
 
-The suite is plain pytest (workloads/<w>/conformance); this module runs it once for all the
-selected implementations with --junitxml and turns the XML into one row per implementation.
+The suite is plain pytest (workloads/<w>/conformance) with the lab's plugin
+(conformance_plugin.py); this module runs it once for all the selected implementations with
+--junitxml and turns the properties the plugin records on each test (implementation, client,
+applicability) into one row per implementation. Test ids and skip messages are never parsed.
 """
 
 from __future__ import annotations
 
-import re
+import os
 import subprocess
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import conformance_junit, paths
 from .registry import Impl, Workload
 
 VERIFY_TIMEOUT_S = 1800
-_PARAM = re.compile(r"^(?P<test>[^\[]+)\[(?P<params>.+)\]$")
 
 
 @dataclass
@@ -28,6 +28,9 @@ class Verdict:
     skipped: int = 0
     tests: dict[str, str] = field(default_factory=dict)  # test -> pass | FAIL | n/a | skip
     failures: list[dict] = field(default_factory=list)
+    # Interop tests: test -> the implementation whose client program it ran (the test names
+    # also read `client=<id>`, which the report's interoperability matrix uses).
+    clients: dict[str, str] = field(default_factory=dict)
     error: str = ""  # the suite itself could not run
 
     @property
@@ -43,53 +46,32 @@ class Verdict:
             "skipped": self.skipped,
             "tests": self.tests,
             "failures": self.failures,
+            "clients": self.clients,
             "error": self.error,
         }
 
 
-def _split_param(params: str, impl_ids) -> tuple[str, str] | None:
-    """Find the implementation id in a pytest parameter id such as `c`, `c-nested`, `nested-c`."""
-    for impl in sorted(impl_ids, key=len, reverse=True):
-        if params == impl:
-            return impl, ""
-        if params.startswith(impl + "-"):
-            return impl, params[len(impl) + 1 :]
-        if params.endswith("-" + impl):
-            return impl, params[: -len(impl) - 1]
-    return None
-
-
 def parse_junit(xml_path: Path, workload: str, impl_ids: list[str]) -> dict[str, Verdict]:
+    """One verdict per implementation from the JUnit properties the plugin recorded; a test
+    without an implementation (the suite's self-test) belongs to none."""
     verdicts = {i: Verdict(workload, i) for i in impl_ids}
-    root = ET.parse(xml_path).getroot()
-    for case in root.iter("testcase"):
-        m = _PARAM.match(case.get("name", ""))
-        if not m:
+    for r in conformance_junit.read(xml_path):
+        v = verdicts.get(r.impl or "")
+        if v is None:
             continue
-        found = _split_param(m["params"], verdicts)
-        if found is None:
-            continue
-        impl, extra = found
-        name = f"{m['test']}[{extra}]" if extra else m["test"]
-        v = verdicts[impl]
-        failure = case.find("failure")
-        if failure is None:
-            failure = case.find("error")
-        skipped = case.find("skipped")
-        if failure is not None:
+        if r.client:
+            v.clients[r.case] = r.client
+        if r.outcome == "failed":
             v.failed += 1
-            v.tests[name] = "FAIL"
-            message = (failure.get("message") or failure.text or "").strip()
-            v.failures.append(
-                {"test": name, "message": message.splitlines()[0][:300] if message else ""}
-            )
-        elif skipped is not None:
+            v.tests[r.case] = "FAIL"
+            first = r.message.splitlines()[0][:300] if r.message else ""
+            v.failures.append({"test": r.case, "message": first})
+        elif r.outcome == "skipped":
             v.skipped += 1
-            reason = skipped.get("message", "")
-            v.tests[name] = "n/a" if "n/a for" in reason else "skip"
+            v.tests[r.case] = "skip" if r.applicable else "n/a"
         else:
             v.passed += 1
-            v.tests[name] = "pass"
+            v.tests[r.case] = "pass"
     return verdicts
 
 
@@ -104,7 +86,11 @@ def run(
     verdicts: dict[str, Verdict] = {}
     for i in impls:
         if not i.built:
-            verdicts[i.id] = Verdict(workload.name, i.id, error="not built (run `msgbench build`)")
+            verdicts[i.id] = Verdict(
+                workload.name,
+                i.id,
+                error=f"not built (run `./msgbench build {workload.name} --impl {i.id}`)",
+            )
     if not built:
         return verdicts
     argv = [
@@ -123,7 +109,13 @@ def run(
     with open(log_path, "w") as log:
         try:
             subprocess.run(
-                argv, cwd=paths.ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=VERIFY_TIMEOUT_S
+                argv,
+                cwd=paths.ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=VERIFY_TIMEOUT_S,
+                # The suite must see the registry this process sees (a workloads folder elsewhere).
+                env={**os.environ, "MSGBENCH_WORKLOADS": str(paths.WORKLOADS)},
             )
         except subprocess.TimeoutExpired:
             pass

@@ -31,12 +31,12 @@ def test_sigterm_exits_cleanly_with_sessions_open(start_server):
     [["--port"], ["--port", "notaport"], ["--port", "70000"], ["--pool", "0"],
      ["--max-body", "-1"], ["--no-such-option"]],
 )  # fmt: skip
-def test_bad_arguments_are_a_usage_error(spec, args):
-    argv = [a for a in spec.argv if a != "{port}"]
+def test_bad_arguments_are_a_usage_error(impl, args):
+    argv = [a for a in impl.argv() if a != "{port}"]
     i = argv.index("--port")
     argv = argv[:i] + argv[i + 1 :]
     if args[0] != "--port":
         argv += ["--port", "1"]  # an otherwise valid line; the bad option is the only fault
-    p = subprocess.run(argv + args, cwd=spec.cwd, capture_output=True, text=True, timeout=10)
+    p = subprocess.run(argv + args, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
     assert p.returncode == 2, f"exit status {p.returncode}: {p.stderr}"
     assert p.stderr.strip() and p.stdout == ""

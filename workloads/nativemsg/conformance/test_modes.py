@@ -63,18 +63,26 @@ def _firefox_manifest(tmp_path: Path, argv: list[str]) -> str:
     return str(path)
 
 
+def _firefox_argv(argv: list[str], origin: str, manifest_path: str) -> list[str]:
+    """Firefox passes the host manifest's path and the extension id instead of the origin."""
+    firefox = [manifest_path, FIREFOX_EXTENSION_ID]
+    if origin in argv:
+        i = argv.index(origin)
+        return [*argv[:i], *firefox, *argv[i + 1 :]]
+    return [*argv, *firefox]
+
+
 @pytest.mark.parametrize("browser", ["chromium", "chromium-windows-style", "firefox"])
-def test_browser_argv_accepted(impl, start_host, tmp_path, browser):
+def test_browser_argv_accepted(impl, origin, start_host, tmp_path, browser):
     """The same host must work with every browser's argv: Chromium passes the origin
     (chrome-extension://<id>/), Chromium on Windows adds --parent-window=<n>, Firefox passes
     the host manifest's path and the extension id instead. Catches: a host that insists on
     exactly one argument, validates the origin, or parses its arguments as options."""
-    if browser == "chromium":
-        argv = list(impl.argv)
-    elif browser == "chromium-windows-style":
-        argv = [*impl.argv, "--parent-window=0"]
-    else:
-        argv = impl.firefox_argv(_firefox_manifest(tmp_path, list(impl.argv)), FIREFOX_EXTENSION_ID)
+    argv = impl.argv()
+    if browser == "chromium-windows-style":
+        argv = [*argv, "--parent-window=0"]
+    elif browser == "firefox":
+        argv = _firefox_argv(argv, origin, _firefox_manifest(tmp_path, argv))
     h = start_host(argv=argv)
     assert_pong(h.request(PING), f"{browser} argv {argv[1:]}")
     rc = h.finish()
@@ -85,10 +93,11 @@ def test_cwd_is_the_host_folder(impl, start_host):
     """Browsers start the host with its own folder as working directory; the manifest's cwd
     must be that folder (it holds the program), and the host must serve from there.
     Catches: a manifest whose cwd does not exist or does not hold the host."""
-    cwd = Path(impl.cwd).resolve()
+    cwd = Path(impl.cwd()).resolve()
     assert cwd.is_dir(), f"cwd {cwd} is not a directory"
-    program = Path(shutil.which(impl.argv[0]) or impl.argv[0]).resolve()
-    files = [program] + [Path(a).resolve() for a in impl.argv[1:] if os.path.isfile(a)]
+    argv = impl.argv()
+    program = Path(shutil.which(argv[0]) or argv[0]).resolve()
+    files = [program] + [Path(a).resolve() for a in argv[1:] if os.path.isfile(a)]
     # The host is the last file named on the command line (the script for an interpreter).
     assert files[-1].parent == cwd or cwd in files[-1].parents, (
         f"cwd {cwd} does not hold the host program {files[-1]}"

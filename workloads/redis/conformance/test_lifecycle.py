@@ -29,11 +29,11 @@ def test_sigterm_exits_cleanly_with_clients_connected(fresh_server):
 @pytest.mark.parametrize(
     "args", [["--port"], ["--port", "notaport"], ["--port", "70000"], ["--no-such-option"]]
 )
-def test_bad_arguments_are_a_usage_error(spec, args):
-    argv = [a for a in spec.argv if a != "{port}"]
+def test_bad_arguments_are_a_usage_error(impl, args):
+    argv = [a for a in impl.argv() if a != "{port}"]
     i = argv.index("--port")
     argv = argv[:i] + argv[i + 1 :] + args
-    p = subprocess.run(argv, cwd=spec.cwd, capture_output=True, text=True, timeout=10)
+    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
     assert p.returncode == 2, f"exit status {p.returncode}"
     assert p.stderr.strip(), "no message on stderr"
     assert p.stdout == ""

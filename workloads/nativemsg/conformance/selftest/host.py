@@ -1,10 +1,10 @@
-"""A correct nativemsg host in plain Python: the suite's control sample.
+"""A correct nativemsg host in plain Python: the self-test's control sample.
 
-The self-test (test_suite_catches_bugs.py) runs the whole suite against it and expects every test
-to pass, which shows that the failures it sees with the broken hosts come from their bugs, not
-from the suite. Every broken host in this folder imports this module, replaces ONE function with
-a classic mistake, and calls main(). (This is test equipment, not one of the lab's hosts: it is
-written to be obviously right, not fast.)
+The self-test (test_selftest.py) runs the whole suite against it and expects every test to pass,
+which shows that the failures it sees with a bug come from the bug, not from the suite. impl.py
+starts it, after replacing ONE of its functions with a classic mistake when given --bug NAME.
+(This is test equipment, not one of the lab's hosts: it is written to be obviously right, not
+fast.)
 """
 
 from __future__ import annotations
@@ -135,7 +135,3 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = 1
     sys.exit(status)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,9 @@
-"""A deliberately broken server for the suite's self-test: redis-server behind a proxy that
-damages the conversation in one chosen way. The suite must fail against every mode but
-`faithful` (test_suite_catches_bugs.py).
+"""The redis self-test's implementation: redis-server behind a proxy, faithful or, with
+--bug NAME, damaging the conversation in ONE way. test_selftest.py checks that the suite catches
+every bug.
 
-    proxy.py --port PORT --mode MODE
+    impl.py --port PORT [--bug NAME]
+    impl.py --list-bugs
 """
 
 from __future__ import annotations
@@ -16,16 +17,21 @@ import subprocess
 import sys
 import time
 
-MODES = ("faithful", "lowercase-errors", "keep-open", "nil-as-empty", "int-as-bulk")
+BUGS = {
+    "lowercase-errors": "error replies in lower case (-err instead of -ERR)",
+    "keep-open": "the connection stays open after the server closed it (a protocol error)",
+    "nil-as-empty": "a nil bulk string ($-1) becomes an empty one ($0)",
+    "int-as-bulk": "integer replies become bulk strings",
+}
 _INT_REPLY = re.compile(rb"(^|(?<=\r\n)):(-?\d+)\r\n")
 
 
-def damage_reply(mode: str, data: bytes) -> bytes:
-    if mode == "lowercase-errors":
+def damage_reply(bug: str | None, data: bytes) -> bytes:
+    if bug == "lowercase-errors":
         return data.replace(b"-ERR ", b"-err ")
-    if mode == "nil-as-empty":
+    if bug == "nil-as-empty":
         return data.replace(b"$-1\r\n", b"$0\r\n\r\n")
-    if mode == "int-as-bulk":
+    if bug == "int-as-bulk":
         return _INT_REPLY.sub(lambda m: b"$%d\r\n%s\r\n" % (len(m[2]), m[2]), data)
     return data
 
@@ -64,12 +70,12 @@ async def pump(reader, writer, transform, close_when_done: bool) -> None:
         writer.close()
 
 
-async def serve(port: int, upstream: int, mode: str) -> None:
+async def serve(port: int, upstream: int, bug: str | None) -> None:
     async def client(creader, cwriter) -> None:
         ureader, uwriter = await asyncio.open_connection("127.0.0.1", upstream)
         to_server = asyncio.create_task(pump(creader, uwriter, lambda d: d, True))
         to_client = asyncio.create_task(
-            pump(ureader, cwriter, lambda d: damage_reply(mode, d), mode != "keep-open")
+            pump(ureader, cwriter, lambda d: damage_reply(bug, d), bug != "keep-open")
         )
         await asyncio.wait([to_server, to_client], return_when=asyncio.ALL_COMPLETED)
         cwriter.close()
@@ -83,13 +89,16 @@ async def serve(port: int, upstream: int, mode: str) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--list-bugs"]:
+        print("\n".join(BUGS))
+        return
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
-    p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument("--bug", choices=list(BUGS), default=None)
     args = p.parse_args()
     proc, upstream = start_upstream()
     try:
-        asyncio.run(serve(args.port, upstream, args.mode))
+        asyncio.run(serve(args.port, upstream, args.bug))
     finally:
         proc.terminate()
         proc.wait()

@@ -1,7 +1,9 @@
-"""A small, correct comm server (threads, blocking sockets) with switchable bugs, for the
-suite's self-test: `faithful` must pass the suite, every other mode must fail it.
+"""The comm self-test's implementation: a small, correct comm server (threads, blocking
+sockets) or, with --bug NAME, the same server with ONE classic mistake. test_selftest.py checks
+that the suite catches every bug.
 
-    echo_server.py --port PORT [--max-body N] [--bug MODE]
+    impl.py --port PORT [--pool N] [--max-body N] [--bug NAME]
+    impl.py --list-bugs
 """
 
 from __future__ import annotations
@@ -16,19 +18,17 @@ import threading
 HEADER = struct.Struct(">BQ")
 LITTLE = struct.Struct("<BQ")
 REPLY, END, QUIT = 2, 4, 8
-BUGS = (
-    "faithful",
-    "echo-type",
-    "little-endian",
-    "end-before-drain",
-    "no-close-after-end",
-    "ignore-cap",
-    "drop-split-header",
-    "reply-per-byte-split",
-)
+BUGS = {
+    "echo-type": "replies carry the request's type instead of REPLY",
+    "little-endian": "little-endian lengths in both directions",
+    "end-before-drain": "answers END before the replies owed (a large body ends the session)",
+    "no-close-after-end": "keeps the connection open after sending END",
+    "ignore-cap": "accepts bodies above --max-body",
+    "drop-split-header": "a header split across reads is taken for EOF",
+}
 
 
-def recv_exact(conn: socket.socket, n: int, bug: str) -> bytes | None:
+def recv_exact(conn: socket.socket, n: int, bug: str | None) -> bytes | None:
     buf = bytearray()
     while len(buf) < n:
         chunk = conn.recv(min(1 << 20, n - len(buf)))
@@ -40,7 +40,7 @@ def recv_exact(conn: socket.socket, n: int, bug: str) -> bytes | None:
     return bytes(buf)
 
 
-def handle(conn: socket.socket, max_body: int, bug: str) -> None:
+def handle(conn: socket.socket, max_body: int, bug: str | None) -> None:
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     codec = LITTLE if bug == "little-endian" else HEADER
     with conn:
@@ -73,11 +73,14 @@ def handle(conn: socket.socket, max_body: int, bug: str) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--list-bugs"]:
+        print("\n".join(BUGS))
+        return
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--pool", type=int, default=8)
     p.add_argument("--max-body", type=int, default=64 << 20)
-    p.add_argument("--bug", choices=BUGS, default="faithful")
+    p.add_argument("--bug", choices=list(BUGS), default=None)
     args = p.parse_args()
     if not 0 < args.port < 65536 or args.pool < 1 or args.max_body < 0:
         p.error("--port must be 1-65535, --pool at least 1, --max-body at least 0")
