@@ -21,17 +21,13 @@ import time
 
 from connector import SESSION_ENDS, Connector, ConnectorError
 from frame import DEFAULT_MAX_BODY, REPLY, ends_session
+from pattern import Bodies
 
 PROGRAM = "comm-python-client"
 USAGE = (
     "usage: client_main.py --port PORT [--host 127.0.0.1] [--clients N] [--messages M]"
     " [--size BYTES] [--type T] [--mode stream|rtt] [--end end|quit|eof] [--warmup W]"
 )
-PATTERN_PERIOD = 251
-# Up to this many bytes, the 251 distinct bodies of the pattern are made once and shared by
-# every message (posted as they are, compared with one memcmp); above it, bodies are windows
-# of one pattern tape (posted as memoryviews, copied out of the tape to be compared).
-TABLE_BYTES = 32 << 20
 THREAD_STACK = 512 * 1024  # 1,024 threads for 256 clients: keep their stacks small
 
 
@@ -96,36 +92,6 @@ def parse_args(args: list[str]) -> Options:
     if ends_session(o.type):
         raise UsageError(f"bad --type {o.type}: END and QUIT end the session")
     return o
-
-
-class Bodies:
-    """The body pattern: byte i of message m of client c is (c*7 + m*13 + i) mod 251, so a
-    body is the window at offset (c*7 + m*13) mod 251 of one periodic tape."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        cycle = bytes(range(PATTERN_PERIOD))
-        self.tape = (cycle * (size // PATTERN_PERIOD + 2))[: size + PATTERN_PERIOD]
-        if size * PATTERN_PERIOD <= TABLE_BYTES:
-            self.table = [self.tape[k : k + size] for k in range(PATTERN_PERIOD)]
-        else:
-            self.table = None
-            self._view = memoryview(self.tape)
-
-    def offset(self, client: int, message: int) -> int:
-        return (client * 7 + message * 13) % PATTERN_PERIOD
-
-    def posted(self, client: int, message: int):
-        k = self.offset(client, message)
-        if self.table is not None:
-            return self.table[k]
-        return self._view[k : k + self.size]
-
-    def expected(self, client: int, message: int) -> bytes:
-        k = self.offset(client, message)
-        if self.table is not None:
-            return self.table[k]
-        return self.tape[k : k + self.size]
 
 
 class Run:

@@ -250,3 +250,23 @@ func BenchmarkKeyspaceSet(b *testing.B) {
 		c.out = c.out[:0]
 	}
 }
+
+// FuzzCommands: no request sequence makes a command panic.
+func FuzzCommands(f *testing.F) {
+	for _, seed := range []string{
+		cmd("SET", "k", "v", "EX", "10") + cmd("GETRANGE", "k", "-5", "2") + cmd("SETRANGE", "k", "3", "x"),
+		cmd("RPUSH", "l", "a", "b") + cmd("LRANGE", "l", "-9", "9") + cmd("LTRIM", "l", "1", "-1") + cmd("LSET", "l", "-1", "z"),
+		cmd("ZADD", "z", "1", "a", "2", "b") + cmd("ZRANGE", "z", "(1", "+inf", "BYSCORE", "LIMIT", "0", "1") + cmd("ZPOPMAX", "z", "3"),
+		cmd("HSET", "h", "f", "1") + cmd("HINCRBYFLOAT", "h", "f", "1.5") + cmd("HGETALL", "h"),
+		cmd("SADD", "s", "1", "x") + cmd("SPOP", "s", "2") + cmd("SCAN", "0", "MATCH", "*", "COUNT", "2"),
+		cmd("MULTI") + cmd("INCR", "n") + cmd("EXEC") + cmd("KEYS", "[a-"),
+		cmd("HELLO", "3") + cmd("ZRANGE", "z", "0", "-1", "WITHSCORES") + cmd("INCRBYFLOAT", "f", "0x1p3"),
+		"*1\r0\r0", // a bulk header line that is only "\r"
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c := testClient(t)
+		c.feed(in)
+	})
+}

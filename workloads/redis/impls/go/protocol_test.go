@@ -218,3 +218,25 @@ func BenchmarkParseMultibulk(b *testing.B) {
 		}
 	}
 }
+
+// FuzzRequestReader: no input makes the parser panic, and splitting the input in two
+// never changes what it parses.
+func FuzzRequestReader(f *testing.F) {
+	for _, seed := range []string{
+		"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "PING\r\n", `ECHO "a\x41" 'b\'c'` + "\r\n", "*1\r\n+x\r\n",
+		"*-1\r\n*0\r\n\r\n", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n", "\"unbalanced\r\n",
+	} {
+		f.Add(seed, 3)
+	}
+	f.Fuzz(func(t *testing.T, in string, cut int) {
+		whole, wholeErr := parseAll(in, 0)
+		if len(in) == 0 {
+			return
+		}
+		cut = 1 + (cut&0xffff)%len(in)
+		split, splitErr := parseAll(in, cut)
+		if strings.Join(whole, "/") != strings.Join(split, "/") || wholeErr != splitErr {
+			t.Fatalf("chunks of %d: %q %q, whole: %q %q", cut, split, splitErr, whole, wholeErr)
+		}
+	})
+}

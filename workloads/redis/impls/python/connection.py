@@ -22,68 +22,23 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from typing import TYPE_CHECKING
 
 from commands import (
-    COMMANDS,
     DISPATCH,
     CloseAfterReply,
     CommandError,
     StartTransaction,
     resolve,
 )
-from commands.keys import ScanCursors
 from protocol import NULL3, NULL_ARRAY, NULL_BULK, OK, RequestParser
-from store import Store
+
+if TYPE_CHECKING:
+    from server import Server
 
 QUEUED = b"+QUEUED\r\n"
 REQUESTS_PER_TURN = 4096  # also bounds the lines the fast parser walks per turn
 OUTPUT_LIMIT = 64 * 1024 * 1024
-EXPIRE_PERIOD_S = 0.1  # redis's hz 10
-EXPIRE_BUDGET = 20_000  # keys deleted per cycle at most, so a cycle stays short
-
-
-class Server:
-    """State shared by all connections: the keyspace, the clients, counters."""
-
-    def __init__(self, port: int, max_clients: int = 10000) -> None:
-        self.port = port
-        self.max_clients = max_clients
-        self.store = Store()
-        self.commands = COMMANDS
-        self.scans = ScanCursors()
-        self.clients: dict[int, Client] = {}
-        self.started = time.time()
-        self.connections_received = 0
-        self.commands_processed = 0
-        self.expired_keys = 0
-        self._next_id = 1
-        self._expire_handle: asyncio.TimerHandle | None = None
-
-    def new_client(self) -> Client:
-        """The protocol factory for loop.create_server."""
-        return Client(self)
-
-    def register(self, client: Client) -> int:
-        client_id = self._next_id
-        self._next_id += 1
-        self.clients[client_id] = client
-        self.connections_received += 1
-        return client_id
-
-    def start_expiry(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The active expire cycle: delete keys whose deadline passed, ten times a second."""
-
-        def cycle() -> None:
-            self.expired_keys += self.store.expire_cycle(EXPIRE_BUDGET)
-            self._expire_handle = loop.call_later(EXPIRE_PERIOD_S, cycle)
-
-        self._expire_handle = loop.call_later(EXPIRE_PERIOD_S, cycle)
-
-    def close_all(self) -> None:
-        if self._expire_handle is not None:
-            self._expire_handle.cancel()
-        for client in list(self.clients.values()):
-            client.abort()
 
 
 class Client(asyncio.Protocol):

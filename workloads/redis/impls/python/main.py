@@ -14,7 +14,7 @@ import socket
 import sys
 
 import uvloop
-from connection import Server
+from server import Server
 
 HOST = "127.0.0.1"
 BACKLOG = 4096  # the kernel caps it at net.core.somaxconn

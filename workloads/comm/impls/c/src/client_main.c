@@ -12,9 +12,9 @@
  * error.
  */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers and clock_gettime under -std=c17 too */
-#include "args.h"
 #include "connector.h"
 #include "frame.h"
+#include "options.h"
 #include "pattern.h"
 
 #include <malloc.h>
@@ -180,19 +180,19 @@ static int parse_options(int argc, char **argv) {
             return usage("missing value");
         int bad = 0;
         if (strcmp(o, "--port") == 0)
-            bad = args_parse_u64(v, 1, 65535, &opt.port);
+            bad = options_parse_u64(v, 1, 65535, &opt.port);
         else if (strcmp(o, "--host") == 0)
             opt.host = v;
         else if (strcmp(o, "--clients") == 0)
-            bad = args_parse_u64(v, 1, 100000, &opt.clients);
+            bad = options_parse_u64(v, 1, 100000, &opt.clients);
         else if (strcmp(o, "--messages") == 0)
-            bad = args_parse_u64(v, 0, UINT64_MAX / 2, &opt.messages);
+            bad = options_parse_u64(v, 0, UINT64_MAX / 2, &opt.messages);
         else if (strcmp(o, "--size") == 0)
-            bad = args_parse_u64(v, 0, FRAME_DEFAULT_MAX_BODY, &opt.size);
+            bad = options_parse_u64(v, 0, FRAME_DEFAULT_MAX_BODY, &opt.size);
         else if (strcmp(o, "--warmup") == 0)
-            bad = args_parse_u64(v, 0, UINT64_MAX / 2, &opt.warmup);
+            bad = options_parse_u64(v, 0, UINT64_MAX / 2, &opt.warmup);
         else if (strcmp(o, "--type") == 0)
-            bad = args_parse_u64(v, 0, 255, &opt.type) || frame_ends_session((uint8_t)opt.type);
+            bad = options_parse_u64(v, 0, 255, &opt.type) || frame_ends_session((uint8_t)opt.type);
         else if (strcmp(o, "--mode") == 0) {
             bad = strcmp(v, "rtt") != 0 && strcmp(v, "stream") != 0;
             opt.rtt = strcmp(v, "rtt") == 0;

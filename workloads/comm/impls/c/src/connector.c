@@ -7,8 +7,8 @@
 #define _GNU_SOURCE
 #include "connector.h"
 
+#include "bounded_queue.h"
 #include "frame.h"
-#include "queue.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,9 +6,9 @@
  * The stop signals are blocked in every thread (the mask is inherited) and taken here with
  * sigwait, so no async signal handler runs anywhere.
  */
-#include "args.h"
 #include "frame.h"
 #include "listener.h"
+#include "options.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -30,13 +30,13 @@ int main(int argc, char **argv) {
         if (!val)
             return usage("missing value");
         if (strcmp(opt, "--port") == 0) {
-            if (args_parse_u64(val, 1, 65535, &port))
+            if (options_parse_u64(val, 1, 65535, &port))
                 return usage("bad --port");
         } else if (strcmp(opt, "--pool") == 0) {
-            if (args_parse_u64(val, 1, 1024, &pool))
+            if (options_parse_u64(val, 1, 1024, &pool))
                 return usage("bad --pool");
         } else if (strcmp(opt, "--max-body") == 0) {
-            if (args_parse_u64(val, 0, UINT64_MAX, &max_body))
+            if (options_parse_u64(val, 0, UINT64_MAX, &max_body))
                 return usage("bad --max-body");
         } else {
             return usage("unknown argument");

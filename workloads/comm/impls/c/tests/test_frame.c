@@ -1,8 +1,6 @@
-/* Unit tests of the frame codec, the body pattern and the number parser. */
-#include "args.h"
+/* Unit tests of the frame codec: the header layout, the session enders, the cap. */
 #include "check.h"
 #include "frame.h"
-#include "pattern.h"
 
 #include <string.h>
 
@@ -44,42 +42,10 @@ static void test_cap(void) {
     CHECK(!frame_body_allowed(UINT64_MAX, FRAME_DEFAULT_MAX_BODY));
 }
 
-static void test_pattern(void) {
-    const size_t size = 5000;
-    unsigned char *t = pattern_table(size);
-    CHECK(t != NULL);
-    for (uint64_t c = 0; c < 20; c++)
-        for (uint64_t m = 0; m < 300; m += 7) {
-            const unsigned char *body = t + pattern_offset(c, m);
-            for (size_t i = 0; i < size; i += 13)
-                CHECK(body[i] == (c * 7 + m * 13 + i) % 251);
-            CHECK(body[size - 1] == (c * 7 + m * 13 + size - 1) % 251);
-        }
-    /* Large indices must not overflow. */
-    CHECK(pattern_offset(UINT64_MAX, UINT64_MAX) < PATTERN_PERIOD);
-    free(t);
-}
-
-static void test_args(void) {
-    uint64_t v = 0;
-    CHECK(args_parse_u64("7700", 1, 65535, &v) == 0 && v == 7700);
-    CHECK(args_parse_u64("0", 0, 10, &v) == 0 && v == 0);
-    CHECK(args_parse_u64("18446744073709551615", 0, UINT64_MAX, &v) == 0 && v == UINT64_MAX);
-    CHECK(args_parse_u64("18446744073709551616", 0, UINT64_MAX, &v) != 0);
-    CHECK(args_parse_u64("65536", 1, 65535, &v) != 0);
-    CHECK(args_parse_u64("0", 1, 65535, &v) != 0);
-    CHECK(args_parse_u64("-1", 0, UINT64_MAX, &v) != 0);
-    CHECK(args_parse_u64(" 1", 0, 10, &v) != 0);
-    CHECK(args_parse_u64("1x", 0, 10, &v) != 0);
-    CHECK(args_parse_u64("", 0, 10, &v) != 0);
-}
-
 int main(void) {
     RUN(test_layout_is_big_endian);
     RUN(test_round_trip);
     RUN(test_session_enders);
     RUN(test_cap);
-    RUN(test_pattern);
-    RUN(test_args);
     return check_failures ? 1 : 0;
 }

@@ -8,13 +8,13 @@
 //
 // post may be called from any thread, get from one thread at a time. The send thread writes
 // every frame queued since its last write with one send(2); the receive thread reads up to
-// read_size bytes at a time and queues the complete frames it finds (see frame_queue.hpp).
+// read_size bytes at a time and queues the complete frames it finds (see bounded_queue.hpp).
 #pragma once
 
+#include "bounded_queue.hpp"
 #include "byte_buffer.hpp"
 #include "fd.hpp"
 #include "frame.hpp"
-#include "frame_queue.hpp"
 
 #include <atomic>
 #include <cstddef>

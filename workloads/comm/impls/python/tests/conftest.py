@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import socket
 import sys
 import threading
 import types
@@ -21,7 +22,8 @@ import pytest
 
 IMPL_DIR = Path(__file__).resolve().parent.parent
 MODULES = [
-    "frame", "bounded_queue", "handler", "listener", "connector", "server_main", "client_main",
+    "frame", "bounded_queue", "handler", "listener", "connector", "pattern", "server_main",
+    "client_main",
 ]  # fmt: skip
 
 
@@ -79,6 +81,20 @@ class RunningServer:
         self._loop.call_soon_threadsafe(self._stop.set_result, None)
         self._thread.join(5)
         assert not self._thread.is_alive()
+
+
+@pytest.fixture
+def interpreter() -> list[str]:
+    """How the harness runs the programs (profiles.toml's {python}): standard library only."""
+    return [sys.executable, "-E", "-S"]
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A loopback port nothing listens on (bound once, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture

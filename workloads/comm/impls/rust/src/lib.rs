@@ -5,10 +5,10 @@
 //! - [`handler`]: the per-connection echo and session rules (END, QUIT, EOF, the cap);
 //! - [`listener`]: the accept thread and the worker pool (a mio event loop per worker);
 //! - [`connector`]: the client (send queue + send thread, receive thread + receive queue);
-//! - [`bodies`]: the lab's test-body pattern, used by the client program and the tests.
+//! - [`pattern`]: the lab's test-body pattern, used by the client program and the tests.
 
-pub mod bodies;
 pub mod connector;
 pub mod frame;
 pub mod handler;
 pub mod listener;
+pub mod pattern;

@@ -1,10 +1,10 @@
 //! End-to-end tests over loopback: the server (Listener + worker pool) against the Connector
 //! and against raw sockets that break the rules on purpose.
 
-use comm_rust::bodies::Pattern;
 use comm_rust::connector::{read_message, Connector, Message, Options, SessionEnd};
 use comm_rust::frame::{encode_into, Header, BINARY, DEFAULT, END, FLUSH, QUIT, REPLY, TEXT};
 use comm_rust::listener::{Config, Listener, Stopper};
+use comm_rust::pattern::Pattern;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::thread::JoinHandle;

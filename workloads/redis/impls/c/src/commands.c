@@ -1,4 +1,5 @@
 #include "commands.h"
+#include "numeric.h"
 
 #include <stdio.h>
 #include <stdlib.h>

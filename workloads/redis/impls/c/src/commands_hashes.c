@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include "hash.h"
+#include "numeric.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,7 @@
 /* Generic key commands: existence, type, expiry, KEYS/SCAN, databases. */
 #include "commands.h"
+#include "globmatch.h"
+#include "numeric.h"
 
 #include <ctype.h>
 #include <errno.h>

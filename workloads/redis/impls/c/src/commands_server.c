@@ -2,6 +2,8 @@
 #include "commands.h"
 
 #include "connection.h"
+#include "globmatch.h"
+#include "numeric.h"
 #include "server.h"
 
 #include <malloc.h>

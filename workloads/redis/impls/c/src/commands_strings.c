@@ -1,5 +1,6 @@
 /* String commands: GET, SET and its options, counters, APPEND, multi-key MGET/MSET. */
 #include "commands.h"
+#include "numeric.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 #include "protocol.h"
+#include "numeric.h"
 
 #include <limits.h>
 #include <math.h>

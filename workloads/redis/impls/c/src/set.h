@@ -9,6 +9,7 @@
 #define REDIS_C_SET_H
 
 #include "dict.h"
+#include "numeric.h"
 #include "util.h"
 
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /*
- * Small helpers shared by every part of the server: byte slices, redis's number parsing and
- * printing rules, glob matching, the keyed hash and the clocks.
+ * Small helpers shared by every part of the server: byte slices, the keyed hash, the
+ * clocks and the random numbers (numbers are numeric.h, glob matching globmatch.h).
  */
 #ifndef REDIS_C_UTIL_H
 #define REDIS_C_UTIL_H
@@ -18,11 +18,6 @@ struct slice {
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/* Room for any integer or double printed by the helpers below, with its terminator. */
-#define NUM_BUF 64
-/* Room for INCRBYFLOAT's "%.17Lf" (a long double can have ~4950 integer digits). */
-#define LONG_DOUBLE_BUF (5 * 1024)
 
 /* ASCII case-insensitive comparison of an argument with a lower-case literal. */
 static inline bool slice_is(struct slice s, const char *lower) {
@@ -69,26 +64,6 @@ static inline int bytes_cmp(const char *a, size_t alen, const char *b, size_t bl
         return r;
     return alen < blen ? -1 : alen > blen;
 }
-
-/* Integers exactly as redis's string2ll accepts them: optional '-', no '+', no spaces, no
- * leading zeros, within int64. */
-bool parse_ll(const char *s, size_t len, long long *out);
-/* Doubles as redis's string2d: strtod on the whole string, no leading space, no NaN, an
- * overflow to +-inf or underflow to 0 is refused ("inf" spelled out is accepted). */
-bool parse_double(const char *s, size_t len, double *out);
-/* The same for long doubles (string2ld), used by INCRBYFLOAT. */
-bool parse_long_double(const char *s, size_t len, long double *out);
-
-/* Writes v in decimal to buf (NUM_BUF bytes); returns the length. */
-size_t format_ll(char *buf, long long v);
-/* "%.17g" as redis 7.0 prints scores; the caller handles infinities. */
-size_t format_double(char *buf, double d);
-/* INCRBYFLOAT's "%.17Lf" with trailing zeros (and a bare '.') removed; buf is
- * LONG_DOUBLE_BUF bytes. */
-size_t format_long_double(char *buf, long double v);
-
-/* redis's glob (stringmatchlen): *, ?, [abc], [^a], [a-z], \x; nocase folds ASCII case. */
-bool glob_match(const char *pat, size_t plen, const char *s, size_t slen, bool nocase);
 
 /* The keyed hash of the dictionaries; the seed is random per process (hash_init). */
 void hash_init(void);

@@ -1,6 +1,6 @@
 #include "collections.hpp"
 
-#include "numbers.hpp"
+#include "numeric.hpp"
 
 #include <cmath>
 #include <cstring>

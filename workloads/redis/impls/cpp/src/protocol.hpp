@@ -3,7 +3,7 @@
 #pragma once
 
 #include "byte_buffer.hpp"
-#include "numbers.hpp"
+#include "numeric.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 
 IMPL_DIR = Path(__file__).resolve().parent.parent
-MODULES = ["protocol", "numeric", "globmatch", "store", "commands", "connection", "main"]
+MODULES = ["protocol", "numeric", "globmatch", "store", "commands", "connection", "server", "main"]
 
 
 def _ours(name: str) -> bool:

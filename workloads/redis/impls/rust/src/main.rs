@@ -6,15 +6,15 @@
 //! - `commands`: the dispatch table and one file per data type;
 //! - `connection`: a client's buffers, pipelining and output limits;
 //! - `server`: the single-threaded mio/epoll event loop;
-//! - `numbers`, `long_double`, `glob`: redis's exact number formats and pattern matching.
+//! - `numeric`, `long_double`, `globmatch`: redis's exact number formats and pattern matching.
 //!
 //! Usage: `redis-rust --port PORT`. Listens on 127.0.0.1 only; SIGTERM or SIGINT exits 0.
 
 mod commands;
 mod connection;
-mod glob;
+mod globmatch;
 mod long_double;
-mod numbers;
+mod numeric;
 mod protocol;
 mod server;
 mod store;

@@ -2,7 +2,7 @@
 
 use super::{get_or_create, Ctx};
 use crate::long_double;
-use crate::numbers::parse_i64;
+use crate::numeric::parse_i64;
 use crate::protocol::reply;
 use crate::protocol::request::Args;
 use crate::store::small_bytes::SmallBytes;

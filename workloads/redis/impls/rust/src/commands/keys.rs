@@ -1,7 +1,7 @@
 //! Keyspace commands: DEL, EXISTS, TYPE, the EXPIRE family, KEYS, SCAN, RENAME, databases.
 
 use super::Ctx;
-use crate::glob;
+use crate::globmatch;
 use crate::protocol::reply;
 use crate::protocol::request::Args;
 use crate::store::{Value, DATABASES};
@@ -162,7 +162,7 @@ pub fn keys(ctx: &mut Ctx, args: Args) {
         .keys
         .keys()
         .map(|k| k.as_slice())
-        .filter(|k| (all || glob::matches(pattern, k)) && live(k))
+        .filter(|k| (all || globmatch::matches(pattern, k)) && live(k))
         .collect();
     reply::array(ctx.out, found.len());
     for k in found {
@@ -241,7 +241,7 @@ pub fn scan(ctx: &mut Ctx, args: Args) {
             expired.push(key.to_vec());
             continue;
         }
-        if pattern.is_some_and(|p| !glob::matches(p, key)) {
+        if pattern.is_some_and(|p| !globmatch::matches(p, key)) {
             continue;
         }
         if type_filter.is_some_and(|t| !t.eq_ignore_ascii_case(value.type_name().as_bytes())) {
@@ -356,7 +356,7 @@ pub fn flushall(ctx: &mut Ctx, args: Args) {
 
 /// A database index argument: an integer that fits a C int (else `not_int` is the error).
 fn db_index(ctx: &mut Ctx, arg: &[u8], not_int: &str) -> Option<i64> {
-    match crate::numbers::parse_i64(arg) {
+    match crate::numeric::parse_i64(arg) {
         Some(n) if i32::try_from(n).is_ok() => Some(n),
         _ => {
             ctx.error(not_int);

@@ -68,7 +68,7 @@ fn pop(ctx: &mut Ctx, args: Args, end: End) {
         return ctx.arity_error(name);
     }
     let count = if args.len() == 3 {
-        match crate::numbers::parse_i64(args.get(2)) {
+        match crate::numeric::parse_i64(args.get(2)) {
             Some(n) if n >= 0 => Some(n as usize),
             _ => return ctx.error("value is out of range, must be positive"),
         }

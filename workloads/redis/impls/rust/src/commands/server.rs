@@ -128,7 +128,7 @@ pub fn hello(ctx: &mut Ctx, args: Args) {
     let mut j = 1;
     let mut protover = None;
     if args.len() >= 2 {
-        let Some(ver) = crate::numbers::parse_i64(args.get(1)) else {
+        let Some(ver) = crate::numeric::parse_i64(args.get(1)) else {
             return ctx.error("Protocol version is not an integer or out of range");
         };
         if !(2..=3).contains(&ver) {
@@ -334,7 +334,8 @@ fn config_get(ctx: &mut Ctx, args: Args) {
     for pattern in args.iter_from(2) {
         let pattern = pattern.to_ascii_lowercase();
         for &(k, v) in CONFIG {
-            if crate::glob::matches(&pattern, k.as_bytes()) && !found.iter().any(|f| f.0 == k) {
+            if crate::globmatch::matches(&pattern, k.as_bytes()) && !found.iter().any(|f| f.0 == k)
+            {
                 found.push((k, v));
             }
         }

@@ -90,7 +90,7 @@ pub fn scard(ctx: &mut Ctx, args: Args) {
 
 /// A count argument that must be ≥ 0 (SPOP, LPOP, ZPOPMIN …).
 pub fn positive_count(ctx: &mut Ctx, arg: &[u8]) -> Option<usize> {
-    match crate::numbers::parse_i64(arg) {
+    match crate::numeric::parse_i64(arg) {
         Some(n) if n >= 0 => Some(n as usize),
         _ => {
             ctx.error("value is out of range, must be positive");
@@ -151,7 +151,7 @@ pub fn srandmember(ctx: &mut Ctx, args: Args) {
         return ctx.syntax_error();
     }
     let count = if args.len() == 3 {
-        match crate::numbers::parse_i64(args.get(2)) {
+        match crate::numeric::parse_i64(args.get(2)) {
             Some(n) if n != i64::MIN => Some(n),
             Some(_) => {
                 return ctx.error(

@@ -1,7 +1,7 @@
 //! String commands: GET, SET and its options, counters, APPEND, ranges, MGET/MSET.
 
 use super::Ctx;
-use crate::numbers::parse_i64;
+use crate::numeric::parse_i64;
 use crate::protocol::reply;
 use crate::protocol::request::Args;
 use crate::store::small_bytes::SmallBytes;

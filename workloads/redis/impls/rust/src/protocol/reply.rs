@@ -4,7 +4,7 @@
 //! then sent with one `write`. Integers are formatted with `itoa` (no allocation), and the
 //! handful of constant replies are byte-string constants.
 
-use crate::numbers;
+use crate::numeric;
 use std::ops::{Deref, DerefMut};
 
 /// A client's output buffer and the protocol version its replies use (2 by default, 3
@@ -190,7 +190,7 @@ pub fn int_bulk(out: &mut Out, n: i64) {
 /// RESP2, RESP3's `,` double type otherwise.
 pub fn double(out: &mut Out, d: f64) {
     let mut buf = [0u8; 32];
-    let n = numbers::format_double(d, &mut buf);
+    let n = numeric::format_double(d, &mut buf);
     if out.resp3 {
         out.push(b',');
         out.extend_from_slice(&buf[..n]);

@@ -19,7 +19,7 @@
 //! - `*N` with N ≤ 0 is an empty request (no reply); N must fit in a C `int`;
 //! - lengths are parsed strictly (`string2ll`: no `+`, no leading zeros, no blanks).
 
-use crate::numbers::parse_i64;
+use crate::numeric::parse_i64;
 
 /// Longest inline command line, and longest `*`/`$` header line, without a terminator.
 pub const INLINE_MAX: usize = 64 * 1024;
