@@ -1,4 +1,4 @@
-"""Turning measurements into the run document (results.json; schema in DESIGN.md)."""
+"""Turning measurements into the run document (results.json; schema in docs/results-schema.md)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,49 @@ def scenario_metrics(w: Workload, s: Scenario, m: Measurements | None) -> list[s
     return names
 
 
+# What the report needs of a metric's definition: roles choose its columns and charts.
+METRIC_DEF_KEYS = ("unit", "better", "label", "family", "role", "percentile")
+CPU_ROLES = ("cpu", "load_cpu", "peer_cpu")
+
+
+def cpu_clocks(w: Workload, s: Scenario, names: list[str], m: Measurements | None) -> dict:
+    """{metric: {impl: clock}} for the scenario's CPU metrics: the `cpu_clock` the driver
+    reported beside each figure (impl.cpu_clock beside impl.cpu_us_per_op; the nearest
+    enclosing object's `cpu_clock` for any other CPU field), so the report can name it."""
+    out: dict[str, dict[str, str]] = {}
+    for name in names:
+        d = w.metric_def(name)
+        if d.get("role") not in CPU_ROLES:
+            continue
+        parents = d["field"].split(".")[:-1]
+        for (wn, sn, impl), docs in m.docs.items() if m else []:
+            if (wn, sn) != (w.name, s.name) or not docs:
+                continue
+            for depth in range(len(parents), 0, -1):
+                clock = field_value(docs[0], ".".join([*parents[:depth], "cpu_clock"]))
+                if isinstance(clock, str) and clock:
+                    out.setdefault(name, {})[impl] = clock
+                    break
+    return out
+
+
+def scenario_entry(w: Workload, s: Scenario, m: Measurements | None) -> dict:
+    names = scenario_metrics(w, s, m)
+    entry = {
+        "name": s.name,
+        "description": s.description,
+        "primary": s.primary,
+        "metrics": {
+            name: {k: w.metric_def(name)[k] for k in METRIC_DEF_KEYS if k in w.metric_def(name)}
+            for name in names
+        },
+    }
+    clocks = cpu_clocks(w, s, names, m)
+    if clocks:
+        entry["cpu_clocks"] = clocks
+    return entry
+
+
 def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | None = None) -> dict:
     return {
         "name": w.name,
@@ -69,22 +112,7 @@ def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | Non
         "side_by_side": [
             p for p in w.side_by_side if set(p["scenarios"]) <= {s.name for s in scenarios}
         ],
-        "scenarios": [
-            {
-                "name": s.name,
-                "description": s.description,
-                "primary": s.primary,
-                "metrics": {
-                    name: {
-                        k: w.metric_def(name)[k]
-                        for k in ("unit", "better", "label", "family")
-                        if k in w.metric_def(name)
-                    }
-                    for name in scenario_metrics(w, s, m)
-                },
-            }
-            for s in scenarios
-        ],
+        "scenarios": [scenario_entry(w, s, m) for s in scenarios],
     }
 
 
