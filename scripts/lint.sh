@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="$PWD/build/cargo"
 
+# No absolute path of this machine (checkout, home, workspace) in any file a commit can hold.
+.venv/bin/python scripts/check_paths.py
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 

@@ -27,13 +27,36 @@ python=${PYTHON:-python3}
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || die "$python is older than 3.11: set PYTHON=/path/to/python3.11"
 
-# 3. The Python virtual environment (re-installed when pyproject.toml changes).
-if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt .venv/.installed ]; then
-    say "creating .venv and installing the harness"
-    "$python" -m venv .venv
-    .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q -e .
-    touch .venv/.installed
+# 3. The Python virtual environment: exactly the versions of requirements/lock.txt, every file
+#    checked against its hash (scripts/lock.sh writes the lock), then msgbench itself, editable,
+#    built by the locked setuptools. Done again whenever the lock or pyproject.toml changes
+#    (.venv/.installed keeps their hash); packages the lock does not name are removed.
+want=$(cat requirements/lock.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.installed 2>/dev/null)" != "$want" ]; then
+    say "installing the Python environment (.venv) from requirements/lock.txt"
+    [ -x .venv/bin/python ] || "$python" -m venv .venv
+    .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes \
+        -r requirements/lock.txt
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+        --no-build-isolation -e .
+    mapfile -t stray < <(.venv/bin/python - requirements/lock.txt <<'PY'
+import re
+import sys
+from importlib.metadata import distributions
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+locked = {norm(m) for m in re.findall(r"^([A-Za-z0-9][\w.-]*)==", open(sys.argv[1]).read(), re.M)}
+for name in sorted({norm(d.metadata["Name"]) for d in distributions()} - locked - {"msgbench"}):
+    print(name)
+PY
+    )
+    if ((${#stray[@]})); then
+        say "removing packages the lock does not name: ${stray[*]}"
+        .venv/bin/python -m pip uninstall -q -y "${stray[@]}"
+    fi
+    echo "$want" >.venv/.installed
 fi
 
 # 4. Rust crates and Go modules, fetched once into their caches.

@@ -28,8 +28,9 @@ for d in workloads/*/impls/python*/tests; do
     .venv/bin/pytest -q "$d"
 done
 
-# Each workload's suite in a session of its own: every suite has its own conftest options
-# (--impl) and helper modules.
+# Each workload's suite in a session of its own: every suite has its own conftest and helper
+# modules (imported by their bare names). Each suite's self-test (test_selftest.py) runs here
+# too: with no --impl, the plugin keeps it.
 for d in workloads/*/conformance; do
     step "conformance: $d (pytest)"
     .venv/bin/pytest -q "$d"

@@ -6,10 +6,14 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 
 from . import paths
 
 APT_PACKAGES_FILE = paths.ROOT / "scripts" / "apt-packages.txt"
+# The exact Python packages scripts/setup.sh installs (written by scripts/lock.sh).
+LOCK_FILE = paths.ROOT / "requirements" / "lock.txt"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,29 @@ def version(tool: Tool) -> str | None:
 
 def versions() -> dict[str, str | None]:
     return {t.name: version(t) for t in TOOLS}
+
+
+def normalize(name: str) -> str:
+    """A package name as PEP 503 compares them: `Typing_Extensions` is `typing-extensions`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def locked_packages(lock: Path = LOCK_FILE) -> dict[str, str]:
+    """{name: version} of every `name==version` pin in the lock file, names normalized."""
+    pins = re.findall(r"^([A-Za-z0-9][\w.-]*)==([^\s;\\]+)", lock.read_text(), re.MULTILINE)
+    return {normalize(name): version for name, version in pins}
+
+
+def python_packages(lock: Path = LOCK_FILE) -> dict[str, str | None]:
+    """The installed version of each locked package (None: not installed), for run records:
+    a package's version can change a result (uvloop's, the Python redis server's)."""
+    out: dict[str, str | None] = {}
+    for name in locked_packages(lock):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def apt_packages() -> list[str]:
