@@ -26,7 +26,7 @@ if "fail" in host:
     sys.exit(1)
 latency = float(host[-1])
 print(json.dumps({"latency_us": {"p50": latency, "p99": latency * 2},
-                  "host": {"cpu_us_per_op": latency / 10, "maxrss_kb": 1000},
+                  "impl": {"cpu_us_per_op": latency / 10, "maxrss_kb": 1000},
                   "args": argv}))
 """
 
@@ -52,9 +52,18 @@ def fake_lab(tmp_path, monkeypatch):
         requires = ["no-such-browser-xyz"]
         [profiles.smoke]
         repetitions = 3
-        [metrics]
-        p50 = {{ field = "latency_us.p50", unit = "µs", better = "lower", label = "p50" }}
-        p99 = {{ field = "latency_us.p99", unit = "µs", better = "lower", label = "p99" }}
+        [metrics.p50]
+        field = "latency_us.p50"
+        unit = "µs"
+        better = "lower"
+        role = "latency"
+        percentile = 50
+        [metrics.p99]
+        field = "latency_us.p99"
+        unit = "µs"
+        better = "lower"
+        role = "latency"
+        percentile = 99
         [[scenarios]]
         name = "ping"
         args = ["--iterations", "{{iterations}}"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from msgbench import machine, results, runner
+from msgbench import machine, results, runner, trials
 
 
 def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, monkeypatch):
@@ -66,17 +66,13 @@ def test_failing_impl_is_recorded_and_the_others_go_on(fake_lab, tmp_path):
 
 def test_placement_is_passed_to_the_driver(fake_lab, tmp_path):
     where = runner.Placement("split", (0,), (1,))
-    argv = runner.stdio_trial_argv(
-        fake_lab,
-        fake_lab.scenarios["ping"],
-        fake_lab.impls["fast"],
-        "smoke",
-        where,
-        tmp_path / "err.log",
-        5,
-    )
+    s, impl = fake_lab.scenarios["ping"], fake_lab.impls["fast"]
+    ctx = trials.TrialContext(fake_lab, s, impl, "smoke", where, tmp_path, 5)
+    argv = runner.trial_kind(fake_lab, s).call(ctx).argv()
     assert argv[argv.index("--driver-cpus") + 1] == "0"
-    assert argv[argv.index("--host-cpus") + 1] == "1"
+    assert argv[argv.index("--impl-cpus") + 1] == "1"
+    assert argv[argv.index("--impl-stderr") + 1] == str(tmp_path / "toy-fast.stderr.log")
+    assert argv[argv.index("--timeout-s") + 1] == "5"
     assert argv[argv.index("--iterations") + 1] == "7"
     assert argv[argv.index("--") + 1 :] == fake_lab.impls["fast"].argv()
 

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from msgbench import paths, registry, report, results, runner
+from msgbench import paths, registry, report, results, runner, trials
 
 FAKE_SERVER_DRIVER = r"""
 import json, sys
@@ -22,7 +22,7 @@ speed = float(server[1])
 tests = {"SET": {"rps": 1000 * speed}, "GET": {"rps": 2000 * speed}}
 if speed > 1.5:
     tests["EXTRA"] = {"rps": 5.0}                   # a test only some servers report
-print(json.dumps({"tests": tests, "geomean": 1414 * speed, "server": {"cpu": 10 / speed}}))
+print(json.dumps({"tests": tests, "geomean": 1414 * speed, "impl": {"cpu": 10 / speed}}))
 """
 
 
@@ -44,9 +44,14 @@ def server_lab(tmp_path, monkeypatch):
         [profiles.smoke]
         repetitions = 3
         [metrics]
-        geomean = {{ field = "geomean", unit = "req/s", better = "higher", label = "geomean" }}
-        cpu_per_req = {{ field = "server.cpu", unit = "µs", better = "lower", label = "cpu" }}
-        "rps.*" = {{ field = "tests.*.rps", unit = "req/s", better = "higher", label = "* rps" }}
+        geomean = {{ field = "geomean", unit = "req/s", better = "higher", role = "throughput" }}
+        cpu_per_req = {{ field = "impl.cpu", unit = "µs", better = "lower", role = "cpu" }}
+        [metrics."rps.*"]
+        field = "tests.*.rps"
+        unit = "req/s"
+        better = "higher"
+        label = "* rps"
+        role = "throughput"
         [[scenarios]]
         name = "suite"
         args = ["--bench", "-n {{n}}"]
@@ -86,20 +91,22 @@ def server_lab(tmp_path, monkeypatch):
     registry.load.cache_clear()
 
 
+def _argv(w, impl, tmp_path) -> list[str]:
+    s = w.scenarios["suite"]
+    ctx = trials.TrialContext(w, s, impl, "smoke", runner.Placement("none", (), ()), tmp_path, 60)
+    return runner.trial_kind(w, s).call(ctx).argv()
+
+
 def test_server_argv_gets_a_port_and_the_driver_the_same_one(server_lab, tmp_path):
-    w, s, impl = server_lab, server_lab.scenarios["suite"], server_lab.impls["fast"]
-    argv = runner.server_trial_argv(
-        w, s, impl, "smoke", runner.Placement("none", (), ()), tmp_path / "e.log", 60
-    )
+    w, impl = server_lab, server_lab.impls["fast"]
+    argv = _argv(w, impl, tmp_path)
     port = argv[argv.index("--port") + 1]
     assert 0 < int(port) < 65536
     assert argv[argv.index("--") + 1 :] == [str(impl.dir / "srv"), "2", "--port", port]
     # its own client program, with the same port, for scenarios that use it
     client = json.loads(argv[argv.index("--client-json") + 1])
     assert client == [str(impl.dir / "cli"), "--port", port]
-    slow = runner.server_trial_argv(
-        w, s, w.impls["slow"], "smoke", runner.Placement("none", (), ()), tmp_path / "e.log", 60
-    )
+    slow = _argv(w, w.impls["slow"], tmp_path)
     assert "--client-json" not in slow
     assert argv[argv.index("--bench") + 1] == "-n 5"
     assert impl.argv()[-1] == "{port}"  # unfilled until a launch

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -16,17 +17,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from . import budget, paths, pipeline, registry, runner, store, verify
 from . import build as builder
 from . import doctor as doctor_mod
-from . import machine, paths, registry, results, runner, store, verify
 from . import metrics as code_metrics
 from .registry import Impl, ManifestError
 
 console = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
-
-
-PROFILES = ("smoke", "quick", "full")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -197,7 +195,7 @@ def verify_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
 @impl_opt
 @click.option(
     "--profile",
-    type=click.Choice(PROFILES),
+    type=click.Choice(pipeline.PROFILES),
     default="quick",
     show_default=True,
     help="repetitions and sizes (workload.toml)",
@@ -217,6 +215,9 @@ def verify_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
 )
 @click.option("--no-build", is_flag=True, help="use the binaries as they are")
 @click.option("--seed", type=int, help="seed for the trial order (default: random)")
+@click.option(
+    "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
+)
 def bench(
     workload: str | None,
     scenario: tuple[str, ...],
@@ -226,103 +227,118 @@ def bench(
     json_path: Path | None,
     no_build: bool,
     seed: int | None,
+    plan_only: bool,
 ) -> None:
     """Build, verify, then measure; write results/<run-id>/ and store the run.
 
     The workload's baseline (and reference, if any) are always measured too: ratios are only
-    read between results of one run."""
-    chosen = select(workload, impl)
-    # The floor and the reference are measured in every run, whatever --impl says.
-    for name in {i.workload for i in chosen}:
-        w = registry.workload(name)
-        for extra in (w.baseline, w.reference):
-            if extra and extra in w.impls and w.impls[extra] not in chosen:
-                chosen.append(w.impls[extra])
-    plan = []
-    for name in dict.fromkeys(i.workload for i in chosen):
-        w = registry.workload(name)
-        if scenario:
-            unknown = [s for s in scenario if s not in w.scenarios]
-            if unknown and workload:
-                raise usage_error(
-                    f"unknown scenario '{unknown[0]}' for {name} (valid: {', '.join(w.scenarios)})"
-                )
-            scenarios = [w.scenarios[s] for s in scenario if s in w.scenarios]
-        else:
-            scenarios = list(w.scenarios.values())
-        if scenarios:
-            plan.append((w, scenarios, [i for i in chosen if i.workload == name]))
-    if not plan:
-        raise usage_error(f"no workload has a scenario named {', '.join(scenario or [])}")
-    try:
-        where = runner.placement(placement)
-    except runner.HarnessError as e:
-        raise usage_error(str(e)) from None
-
-    commit, dirty = machine.git_state()
-    started = results.now()
-    run_id = results.new_run_id(commit)
-    run_dir = store.run_dir(run_id)
-    log_dir = run_dir / "logs"
-    command = "msgbench " + shlex.join(sys.argv[1:])
-
-    selected = [i for _, _, impls in plan for i in impls]
-    if not no_build:
-        built = {r.name: r for r in do_build(selected)}
-        drivers_ok = all(r.ok for n, r in built.items() if n.startswith("driver "))
-        if not drivers_ok:
-            console.print("[red]a driver failed to build; nothing can be measured[/]")
-            sys.exit(1)
-    verdicts = do_verify(selected, log_dir)
-    measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in plan]
-    total = runner.trials_planned(measurable, profile)
-    console.print(
-        f"run {run_id}: {total} trials, profile {profile}, placement "
-        f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
-        f"implementation CPUs {list(where.impl_cpus) or 'any'})"
+    read between results of one run. The planned duration is printed before anything runs
+    (from the durations each workload keeps in durations.json), with an ETA while it runs."""
+    request = pipeline.BenchRequest(
+        workload=workload,
+        scenarios=scenario,
+        impls=impl,
+        profile=profile,
+        placement=placement,
+        seed=seed,
+        build=not no_build,
+        command="msgbench " + shlex.join(sys.argv[1:]),
     )
-    with progress() as bar:
-        task = bar.add_task("measuring", total=total)
-        measured = runner.measure(
-            measurable,
-            profile,
-            where,
-            log_dir,
-            seed=seed,
-            on_trial=lambda what: bar.update(task, advance=1, description=what),
-        )
-    if measured.interrupted:
-        console.print("[yellow]interrupted: keeping the trials measured so far[/]")
-
-    doc = {
-        "run": results.run_header(run_id, command, profile, where, started, commit, dirty),
-        "workloads": [results.workload_entry(w, ss, measured) for w, ss, _ in plan],
-        "impls": [results.impl_entry(i) for i in selected],
-        "results": [
-            row
-            for w, ss, ii in plan
-            for s in ss
-            for i in ii
-            for row in results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)])
-        ],
-        "verify": [v.as_json() for v in verdicts.values()],
-        "metrics": [code_metrics.measure(i) for i in selected],
-        "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss})
-        + results.driver_context(measured),
-    }
-    doc["run"]["finished"] = results.now()
-    doc["run"]["interrupted"] = measured.interrupted
-    json_file = store.save(doc)
+    try:
+        bp = pipeline.make_plan(request)
+        if plan_only:
+            trials = runner.planned_trials(bp.plan, profile)
+            ConsoleHooks().planned(
+                "(plan only)", bp, budget.estimate(bp.plan, profile, trials), len(trials)
+            )
+            return
+        outcome = pipeline.execute(bp, ConsoleHooks())
+    except pipeline.PlanError as e:
+        raise usage_error(str(e)) from None
     if json_path:
-        json_path.write_text(json_file.read_text())
-    from . import report
+        json_path.write_text(outcome.json_file.read_text())
+    print_summary(outcome.doc)
+    out.print(f"results: {paths.rel(outcome.json_file)}")
+    out.print(f"report:  {paths.rel(outcome.run_dir / 'report.html')}")
+    sys.exit(outcome.exit_code)
 
-    report.write(run_dir, doc)
-    print_summary(doc)
-    out.print(f"results: {paths.rel(json_file)}")
-    out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
-    failed = any(r["status"] == "fail" for r in doc["results"])
-    sys.exit(130 if measured.interrupted else (1 if failed else 0))
+
+class ConsoleHooks:
+    """The pipeline's output on the console: rich progress bars in a terminal, one line per
+    trial otherwise (CI logs, `make bench | tee`), so progress and the ETA are never hidden."""
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._started = time.monotonic()
+
+    def build(self, impls: list[Impl]) -> list[builder.BuildResult]:
+        return do_build(impls)
+
+    def verify(self, impls: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify.Verdict]:
+        return do_verify(impls, log_dir)
+
+    def planned(
+        self, run_id: str, bp: pipeline.BenchPlan, est: budget.Estimate, measured: int
+    ) -> None:
+        where = bp.where
+        fmt = budget.fmt_duration
+        console.print(
+            f"run {run_id}: {measured} trials, profile {bp.request.profile}, placement "
+            f"{where.mode} (driver CPUs {list(where.driver_cpus) or 'any'}, "
+            f"implementation CPUs {list(where.impl_cpus) or 'any'})"
+        )
+        parts = ", ".join(f"{w} {fmt(s)}" for w, s in est.per_workload.items())
+        console.print(
+            f"planned duration: about {fmt(est.total_s)} (conformance {fmt(est.verify_s)}, "
+            f"trials {fmt(est.measure_s)}; {parts}), plus any build"
+        )
+
+    def measuring(self, total: int, eta: budget.Eta):
+        self._started = time.monotonic()
+        count = {"n": 0}
+        if console.is_terminal:
+            self._bar = progress()
+            self._bar.start()
+            task = self._bar.add_task("measuring", total=total)
+
+        def show(done: runner.TrialDone) -> None:
+            count["n"] += 1
+            what = f"{done.workload} {done.scenario} {done.impl}"
+            left = budget.fmt_duration(eta.remaining_s)
+            if self._bar is not None:
+                self._bar.update(
+                    task, advance=1 + done.rounds_dropped, description=f"{what} (ETA {left})"
+                )
+                return
+            status = "FAILED" if done.failed else f"{done.seconds:.1f} s"
+            elapsed = budget.fmt_duration(time.monotonic() - self._started)
+            console.print(f"[{count['n']}/{total}] {what}: {status}; elapsed {elapsed}, ETA {left}")
+
+        return show
+
+    def finished_measuring(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def message(self, text: str) -> None:
+        console.print(f"[yellow]{text}[/]")
+
+
+@app.command()
+@click.argument("run", required=False)
+def durations(run: str | None) -> None:
+    """Keep a run's trial and conformance durations in workloads/<w>/durations.json, from
+    which `bench` plans (RUN: id or prefix; default: the latest)."""
+    try:
+        doc = store.load(run)
+        written = pipeline.record_durations(doc)
+    except KeyError as e:
+        raise usage_error(str(e.args[0])) from None
+    except pipeline.PlanError as e:
+        raise usage_error(str(e)) from None
+    for path in written:
+        out.print(f"wrote {paths.rel(path)}")
 
 
 def print_summary(doc: dict) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 # harness/msgbench/paths.py -> the repository root is two folders up from this package.
 ROOT = Path(__file__).resolve().parent.parent.parent
-WORKLOADS = ROOT / "workloads"
+# MSGBENCH_WORKLOADS points the harness at another workloads folder (a workload developed
+# outside the tree, or the tests' throw-away ones); the default is the repository's own.
+WORKLOADS = Path(os.environ.get("MSGBENCH_WORKLOADS", ROOT / "workloads"))
 DRIVERS = ROOT / "drivers"
 BUILD = ROOT / "build"
 CMAKE_BUILD = BUILD / "cmake"

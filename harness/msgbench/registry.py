@@ -17,6 +17,17 @@ from . import paths, profiles
 
 LANGUAGES = ("c", "cpp", "rust", "go", "python")
 BUILD_SYSTEMS = ("cmake", "cargo", "go", "none")
+# What a metric is for (workload.toml [metrics] `role`): the report picks columns and charts by
+# role, never by name. latency metrics also carry `percentile` (100 = max).
+METRIC_ROLES = {
+    "throughput": "work done per second (higher is better)",
+    "latency": "time per operation at a percentile",
+    "cpu": "the implementation's CPU time per unit of work",
+    "memory": "the implementation's memory (peak RSS, bytes per key)",
+    "load_cpu": "the load generator's CPU time per unit of work",
+    "peer_cpu": "a peer's CPU time per unit of work (e.g. Chromium's processes)",
+    "other": "anything else the driver reports",
+}
 
 
 class ManifestError(Exception):
@@ -160,6 +171,7 @@ class Scenario:
     metrics: list[str]
     primary: str
     own_client: bool = False  # runs each impl's own client program (impls without one skip)
+    kind: str = ""  # the trial kind of this scenario; "" = the workload's
 
     def argv(self, profile: str) -> list[str]:
         if profile not in self.params:
@@ -195,6 +207,14 @@ class Workload:
 
     def repetitions(self, profile: str) -> int:
         return int(self.profiles[profile]["repetitions"])
+
+    def scenarios_for(self, profile: str) -> list[Scenario]:
+        """The scenarios a profile runs by default: `[profiles.X] scenarios = [...]` when the
+        profile narrows them (a first look need not replay every sweep), else all."""
+        names = self.profiles.get(profile, {}).get("scenarios")
+        if names is None:
+            return list(self.scenarios.values())
+        return [self.scenarios[n] for n in names]
 
     def metric_def(self, name: str) -> dict:
         """A metric's definition. A family such as "rps.*" (field "tests.*.rps") defines one
@@ -282,12 +302,10 @@ def _load_workload(manifest: Path) -> Workload:
             build=d.get("build", {"system": "none"}),
             requires=d.get("requires", []),
         )
-    if not drivers:
-        raise ManifestError(f"{paths.rel(manifest)}: no [drivers.<name>] table")
     scenarios = {}
     for s in data.get("scenarios", []):
-        driver = s.get("driver", next(iter(drivers)))
-        if driver not in drivers:
+        driver = s.get("driver", next(iter(drivers), ""))
+        if driver and driver not in drivers:
             raise ManifestError(
                 f"{paths.rel(manifest)}: scenario {s['name']}: unknown driver '{driver}' "
                 f"(valid: {', '.join(drivers)})"
@@ -301,8 +319,11 @@ def _load_workload(manifest: Path) -> Workload:
             metrics=s.get("metrics", []),
             primary=s["primary"],
             own_client=bool(s.get("own_client", False)),
+            kind=s.get("kind", ""),
         )
     metric_defs = data.get("metrics", {})
+    for name, d in metric_defs.items():
+        _check_metric(name, d, manifest)
     for s in scenarios.values():
         for m in [*s.metrics, s.primary]:
             if m not in metric_defs:
@@ -322,10 +343,57 @@ def _load_workload(manifest: Path) -> Workload:
         targets=data.get("targets", []),
         side_by_side=data.get("side_by_side", []),
     )
+    for profile, table in w.profiles.items():
+        unknown = [n for n in table.get("scenarios", []) if n not in scenarios]
+        if unknown:
+            raise ManifestError(
+                f"{paths.rel(manifest)}: profiles.{profile}: unknown scenario '{unknown[0]}'"
+            )
+    kinds = trial_kinds(w)
+    for where, kind in [("kind", w.kind)] + [
+        (f"scenario {s.name}: kind", s.kind) for s in scenarios.values() if s.kind
+    ]:
+        if kind not in kinds:
+            raise ManifestError(
+                f"{paths.rel(manifest)}: {where} '{kind}' is not a trial kind "
+                f"(valid: {', '.join(sorted(kinds))})"
+            )
+    for s in scenarios.values():
+        if kinds[s.kind or w.kind].needs_driver and not s.driver:
+            raise ManifestError(
+                f"{paths.rel(manifest)}: scenario {s.name}: trial kind '{s.kind or w.kind}' "
+                "needs a driver: add a [drivers.<name>] table"
+            )
     for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
         impl = _load_impl(w, impl_manifest)
         w.impls[impl.id] = impl
     return w
+
+
+def _check_metric(name: str, d: dict, manifest: Path) -> None:
+    where = f"{paths.rel(manifest)}: metric {name}"
+    for key in ("field", "unit", "better", "role"):
+        if key not in d:
+            raise ManifestError(f"{where}: missing '{key}'")
+    if d["better"] not in ("lower", "higher"):
+        raise ManifestError(f"{where}: better must be 'lower' or 'higher'")
+    if d["role"] not in METRIC_ROLES:
+        raise ManifestError(f"{where}: role '{d['role']}' is not one of {', '.join(METRIC_ROLES)}")
+    if d["role"] == "latency" and not isinstance(d.get("percentile"), int | float):
+        raise ManifestError(f"{where}: a latency metric needs a numeric 'percentile' (100 = max)")
+
+
+_kinds_cache: dict[Path, dict] = {}
+
+
+def trial_kinds(w: Workload) -> dict:
+    """The trial kinds this workload may use: the harness's own (msgbench/trials/) and any its
+    folder registers (<workload>/trials/*.py)."""
+    if w.dir not in _kinds_cache:
+        from . import trials
+
+        _kinds_cache[w.dir] = {**trials.builtin(), **trials.from_folder(w.dir, w.name)}
+    return _kinds_cache[w.dir]
 
 
 @cache

@@ -8,17 +8,15 @@ other tenants) spreads over every implementation instead of favouring whoever ra
 
 from __future__ import annotations
 
-import json
 import random
-import socket
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import machine
+from . import machine, registry, trials
 from .registry import Impl, Scenario, Workload
+from .trials import TrialFailed
 
 DEFAULT_TRIAL_TIMEOUT_S = 300
 PLACEMENTS = ("split", "same", "none")
@@ -73,104 +71,25 @@ class TrialKey:
         return (self.workload, self.scenario, self.impl)
 
 
-class TrialFailed(Exception):
-    pass
-
-
-def _cpus(cpus: tuple[int, ...]) -> str:
-    return ",".join(str(c) for c in cpus)
-
-
-def stdio_trial_argv(
-    w: Workload,
-    s: Scenario,
-    impl: Impl,
-    profile: str,
-    where: Placement,
-    stderr_log: Path,
-    timeout_s: int,
-) -> list[str]:
-    """The driver launches the implementation itself (as a browser launches a host)."""
-    argv = [*w.driver(s.driver), *s.argv(profile)]
-    if where.driver_cpus:
-        argv += ["--driver-cpus", _cpus(where.driver_cpus)]
-    if where.impl_cpus:
-        argv += ["--host-cpus", _cpus(where.impl_cpus)]
-    argv += [
-        "--host-stderr",
-        str(stderr_log),
-        "--timeout-s",
-        str(timeout_s),
-        "--host-cwd",
-        impl.cwd(),
-        "--",
-        *impl.argv(),
-    ]
-    return argv
-
-
-def free_port() -> int:
-    """A free loopback port for a server trial (the kernel's choice; released at once, so a
-    race with another program is possible but the driver then fails clearly at start-up)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def server_trial_argv(
-    w: Workload,
-    s: Scenario,
-    impl: Impl,
-    profile: str,
-    where: Placement,
-    stderr_log: Path,
-    timeout_s: int,
-) -> list[str]:
-    """The driver starts the server on a free port ({port} in its argv), loads it, stops it:
-    the same options as a stdio driver plus --port, and --client-json with the
-    implementation's own client program when it has one (scenarios choose whether to use it)."""
-    port = free_port()
-    argv = stdio_trial_argv(w, s, impl, profile, where, stderr_log, timeout_s)
-    cut = len(argv) - len(impl.argv()) - 1  # the "--" before the implementation's argv
-    extra = ["--port", str(port)]
-    if impl.client_argv():
-        extra += ["--client-json", json.dumps(impl.client_argv(port))]
-    return [*argv[:cut], *extra, "--", *impl.argv(port)]
-
-
-TRIAL_ARGV = {"stdio": stdio_trial_argv, "server": server_trial_argv}
+def trial_kind(w: Workload, s: Scenario) -> trials.TrialKind:
+    """The kind that runs this scenario's trials (the scenario's own, else the workload's)."""
+    return registry.trial_kinds(w)[s.kind or w.kind]
 
 
 def run_trial(
     w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement, log_dir: Path
 ) -> dict:
     """Run one trial; return the driver's JSON document or raise TrialFailed."""
-    if w.kind not in TRIAL_ARGV:
-        raise TrialFailed(f"workload kind '{w.kind}' has no trial runner")
-    timeout_s = int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S))
-    stderr_log = log_dir / f"{w.name}-{impl.id}.stderr.log"
-    argv = TRIAL_ARGV[w.kind](w, s, impl, profile, where, stderr_log, timeout_s)
-    with open(log_dir / f"{w.name}-driver.log", "a") as dlog:
-        dlog.write(f"$ {' '.join(argv)}\n")
-        try:
-            proc = subprocess.run(
-                argv, stdout=subprocess.PIPE, stderr=dlog, text=True, timeout=timeout_s + 30
-            )
-        except subprocess.TimeoutExpired:
-            raise TrialFailed(f"driver did not finish within {timeout_s + 30} s") from None
-        except OSError as e:
-            raise TrialFailed(f"cannot start the driver: {e}") from None
-        dlog.write(proc.stdout + "\n")
-    try:
-        doc = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise TrialFailed(
-            f"driver exit status {proc.returncode}, output is not JSON "
-            f"(see {log_dir.name}/{w.name}-driver.log)"
-        ) from None
-    if proc.returncode != 0 or "error" in doc:
-        raise TrialFailed(str(doc.get("error", f"driver exit status {proc.returncode}")))
-    return doc
+    ctx = trials.TrialContext(
+        workload=w,
+        scenario=s,
+        impl=impl,
+        profile=profile,
+        placement=where,
+        log_dir=log_dir,
+        timeout_s=int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S)),
+    )
+    return trial_kind(w, s).run(ctx)
 
 
 @dataclass
@@ -183,13 +102,43 @@ class Measurements:
     interrupted: bool = False
 
 
+@dataclass(frozen=True)
+class TrialDone:
+    """What the progress display hears after each trial."""
+
+    workload: str
+    scenario: str
+    impl: str
+    seconds: float
+    failed: bool
+    rounds_dropped: int  # later rounds of this (scenario, impl) that a failure cancels
+
+
+Plan = list[tuple[Workload, list[Scenario], list[Impl]]]
+
+
+def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], dict[str, str]]:
+    """The implementations a scenario can measure, and why each other one is skipped."""
+    skipped: dict[str, str] = {}
+    missing = w.drivers[s.driver].missing() if s.driver else []
+    kind = trial_kind(w, s)
+    for impl in impls:
+        if missing:  # e.g. no browser: skipped with the reason, never silently
+            skipped[impl.id] = f"{', '.join(missing)} not installed (run `make setup`)"
+        elif s.own_client and not impl.client_argv():  # e.g. comm's floor brings no client
+            skipped[impl.id] = "has no client program"
+        elif why := kind.runnable(impl):
+            skipped[impl.id] = why
+    return [i for i in impls if i.id not in skipped], skipped
+
+
 def measure(
-    plan: list[tuple[Workload, list[Scenario], list[Impl]]],
+    plan: Plan,
     profile: str,
     where: Placement,
     log_dir: Path,
     seed: int | None = None,
-    on_trial: Callable[[str], None] | None = None,
+    on_trial: Callable[[TrialDone], None] | None = None,
 ) -> Measurements:
     """Run every scenario of the plan: round 0 is the warm-up, then `repetitions` rounds."""
     rng = random.Random(seed)
@@ -199,44 +148,56 @@ def measure(
         for w, scenarios, impls in plan:
             reps = w.repetitions(profile)
             for s in scenarios:
-                missing = w.drivers[s.driver].missing()
-                if missing:  # e.g. no browser: skipped with the reason, never silently
-                    for impl in impls:
-                        out.skipped[(w.name, s.name, impl.id)] = (
-                            f"{', '.join(missing)} not installed (run `make setup`)"
-                        )
-                    continue
-                runnable = list(impls)
-                if s.own_client:  # e.g. comm's test4-own: the floor brings no client
-                    for impl in impls:
-                        if not impl.client_argv():
-                            out.skipped[(w.name, s.name, impl.id)] = "has no client program"
-                    runnable = [i for i in impls if i.client_argv()]
+                chosen, skipped = runnable(w, s, impls)
+                for impl_id, why in skipped.items():
+                    out.skipped[(w.name, s.name, impl_id)] = why
                 for round_no in range(reps + 1):
-                    order = list(runnable)
+                    order = list(chosen)
                     rng.shuffle(order)
                     for impl in order:
                         key = (w.name, s.name, impl.id)
                         if key in out.failures:
                             continue
+                        started = time.monotonic()
                         try:
                             doc = run_trial(w, s, impl, profile, where, log_dir)
                         except TrialFailed as e:
                             out.failures[key] = f"round {round_no}: {e}"
                         else:
+                            doc["_seconds"] = time.monotonic() - started
                             if round_no > 0:  # round 0 is the discarded warm-up
                                 doc["_round"] = round_no
                                 doc["_time"] = time.time()
                                 out.docs.setdefault(key, []).append(doc)
                         if on_trial:
-                            on_trial(f"{w.name} {s.name} {impl.id}")
+                            failed = key in out.failures
+                            on_trial(
+                                TrialDone(
+                                    w.name,
+                                    s.name,
+                                    impl.id,
+                                    time.monotonic() - started,
+                                    failed,
+                                    reps - round_no if failed else 0,
+                                )
+                            )
     except KeyboardInterrupt:
         out.interrupted = True
     return out
 
 
-def trials_planned(plan: list[tuple[Workload, list[Scenario], list[Impl]]], profile: str) -> int:
-    return sum((w.repetitions(profile) + 1) * len(ss) * len(ii) for w, ss, ii in plan)
+def planned_trials(plan: Plan, profile: str) -> list[tuple[Workload, Scenario, Impl]]:
+    """Every trial the plan will run (warm-up rounds included), in no particular order."""
+    out = []
+    for w, scenarios, impls in plan:
+        for s in scenarios:
+            chosen, _ = runnable(w, s, impls)
+            out += [(w, s, i) for i in chosen for _ in range(w.repetitions(profile) + 1)]
+    return out
+
+
+def trials_planned(plan: Plan, profile: str) -> int:
+    return len(planned_trials(plan, profile))
 
 
 def field_value(doc: dict, dotted: str):

@@ -1,0 +1,145 @@
+"""How long a run will take, before it starts and while it runs.
+
+Each workload keeps the durations its trials and its conformance suite took in a measured run
+(`workloads/<w>/durations.json`, written by `msgbench durations RUN`), so a fresh clone can
+plan a run before anything has been measured on it. While a run goes on, the estimate of what
+is left is scaled by how the trials done so far compared with their estimates: a machine twice
+as slow as the one that wrote the file gets an ETA twice as long after a few trials.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .registry import Impl, Scenario, Workload
+
+DURATIONS_FILE = "durations.json"
+DEFAULT_TRIAL_S = 5.0  # a scenario nobody has timed yet
+DEFAULT_VERIFY_S = 60.0  # an implementation whose suite nobody has timed yet
+
+
+def _path(w: Workload) -> Path:
+    return w.dir / DURATIONS_FILE
+
+
+def load(w: Workload) -> dict:
+    """{"trials": {profile: {scenario: {impl: s}}}, "verify": {impl: s}} ({} if none)."""
+    try:
+        return json.loads(_path(w).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def trial_estimate(w: Workload, s: Scenario, impl: Impl, profile: str, known: dict) -> float:
+    """Seconds for one trial: the recorded one, else the scenario's median over the other
+    implementations (a new variant costs about what its language's siblings cost), else a
+    default."""
+    recorded = known.get("trials", {}).get(profile, {}).get(s.name, {})
+    if impl.id in recorded:
+        return float(recorded[impl.id])
+    if recorded:
+        return float(statistics.median(recorded.values()))
+    return DEFAULT_TRIAL_S
+
+
+def verify_estimate(impl: Impl, known: dict) -> float:
+    recorded = known.get("verify", {})
+    if impl.id in recorded:
+        return float(recorded[impl.id])
+    if recorded:
+        return float(statistics.median(recorded.values()))
+    return DEFAULT_VERIFY_S
+
+
+@dataclass
+class Estimate:
+    verify_s: float
+    trials: list[float]  # one per planned trial, warm-ups included
+    per_workload: dict[str, float] = field(default_factory=dict)  # verify + trials
+
+    @property
+    def measure_s(self) -> float:
+        return sum(self.trials)
+
+    @property
+    def total_s(self) -> float:
+        return self.verify_s + self.measure_s
+
+
+def estimate(
+    plan: list[tuple[Workload, list[Scenario], list[Impl]]],
+    profile: str,
+    trials: list[tuple[Workload, Scenario, Impl]],
+    verify: bool = True,
+) -> Estimate:
+    known = {w.name: load(w) for w, _, _ in plan}
+    est = Estimate(verify_s=0.0, trials=[])
+    for w, _, impls in plan:
+        v = sum(verify_estimate(i, known[w.name]) for i in impls) if verify else 0.0
+        est.verify_s += v
+        est.per_workload[w.name] = v
+    for w, s, impl in trials:
+        t = trial_estimate(w, s, impl, profile, known[w.name])
+        est.trials.append(t)
+        est.per_workload[w.name] += t
+    return est
+
+
+class Eta:
+    """The time left, re-estimated after every trial."""
+
+    def __init__(self, estimates: list[float]):
+        self.left = sum(estimates)  # estimated seconds of the trials not yet run
+        self.mean = sum(estimates) / len(estimates) if estimates else 0.0
+        self.done_estimated = 0.0
+        self.done_actual = 0.0
+
+    def trial_done(self, estimated: float, actual: float, dropped: int = 0) -> None:
+        """A trial that was estimated at `estimated` s took `actual` s; `dropped` later trials
+        of the same implementation and scenario will not run (it failed)."""
+        self.left = max(0.0, self.left - estimated - dropped * estimated)
+        self.done_estimated += estimated
+        self.done_actual += actual
+
+    @property
+    def speed(self) -> float:
+        """Actual ÷ estimated so far (1 before anything ran)."""
+        if self.done_estimated <= 0:
+            return 1.0
+        return self.done_actual / self.done_estimated
+
+    @property
+    def remaining_s(self) -> float:
+        return self.left * self.speed
+
+
+def fmt_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    if seconds >= 60:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds} s"
+
+
+def record(w: Workload, profile: str, trial_s: dict, verify_s: dict) -> Path:
+    """Merge one run's durations into the workload's file: trial_s {scenario: {impl: [s]}}
+    (medians are kept), verify_s {impl: s}. Other profiles and absent entries are kept."""
+    known = load(w)
+    trials = known.setdefault("trials", {}).setdefault(profile, {})
+    for scenario, by_impl in trial_s.items():
+        for impl, secs in by_impl.items():
+            if secs:
+                trials.setdefault(scenario, {})[impl] = round(statistics.median(secs), 3)
+    for impl, secs in verify_s.items():
+        known.setdefault("verify", {})[impl] = round(secs, 1)
+    known["about"] = (
+        "Seconds per trial (median, warm-up included) and per conformance run, measured by "
+        "`msgbench durations RUN`; `msgbench bench` plans its duration from them."
+    )
+    path = _path(w)
+    path.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    return path

@@ -1,0 +1,229 @@
+"""The bench pipeline: plan → build → verify → measure → store → report.
+
+cli.py turns arguments into a `BenchRequest` and supplies `Hooks` (its console output); this
+module decides what runs and assembles the run document. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from . import budget, machine, registry, results, runner, store, toolchains, verify
+from . import build as builder
+from . import metrics as code_metrics
+from .registry import Impl, ManifestError
+
+PROFILES = ("smoke", "quick", "full")
+
+
+class PlanError(Exception):
+    """The request names something that does not exist or cannot run here (a usage error)."""
+
+
+@dataclass
+class BenchRequest:
+    workload: str | None = None
+    scenarios: tuple[str, ...] = ()
+    impls: tuple[str, ...] = ()
+    profile: str = "quick"
+    placement: str = "split"
+    seed: int | None = None
+    build: bool = True
+    command: str = "msgbench bench"
+
+
+@dataclass
+class BenchPlan:
+    request: BenchRequest
+    plan: runner.Plan
+    selected: list[Impl]
+    where: runner.Placement
+
+
+@dataclass
+class Outcome:
+    doc: dict
+    run_dir: Path
+    json_file: Path
+    exit_code: int
+    trial_seconds: dict = field(default_factory=dict)  # {workload: {scenario: {impl: [s]}}}
+    verify_seconds: dict = field(default_factory=dict)  # {workload: {impl: s}}
+
+
+class Hooks(Protocol):
+    """What the pipeline tells its user, and the two steps that show their own progress."""
+
+    def build(self, impls: list[Impl]) -> list[builder.BuildResult]: ...
+
+    def verify(self, impls: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify.Verdict]: ...
+
+    def planned(self, run_id: str, bp: BenchPlan, est: budget.Estimate, measured: int) -> None: ...
+
+    def measuring(self, total: int, eta: budget.Eta) -> Callable[[runner.TrialDone], None]: ...
+
+    def finished_measuring(self) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+
+def make_plan(req: BenchRequest) -> BenchPlan:
+    """Which implementations and scenarios a request means. The floor and the reference are
+    measured in every run, whatever --impl says: ratios are only read inside one run."""
+    try:
+        chosen = registry.select(req.workload, list(req.impls) or None)
+    except ManifestError as e:
+        raise PlanError(str(e)) from None
+    if req.impls and not chosen:
+        raise PlanError(f"no implementation named {', '.join(req.impls)} in any workload")
+    if req.profile not in PROFILES:
+        raise PlanError(f"unknown profile '{req.profile}' (valid: {', '.join(PROFILES)})")
+    for name in {i.workload for i in chosen}:
+        w = registry.workload(name)
+        for extra in (w.baseline, w.reference):
+            if extra and extra in w.impls and w.impls[extra] not in chosen:
+                chosen.append(w.impls[extra])
+    plan: runner.Plan = []
+    for name in dict.fromkeys(i.workload for i in chosen):
+        w = registry.workload(name)
+        if req.scenarios:
+            unknown = [s for s in req.scenarios if s not in w.scenarios]
+            if unknown and req.workload:
+                raise PlanError(
+                    f"unknown scenario '{unknown[0]}' for {name} (valid: {', '.join(w.scenarios)})"
+                )
+            scenarios = [w.scenarios[s] for s in req.scenarios if s in w.scenarios]
+        else:
+            scenarios = w.scenarios_for(req.profile)
+        if scenarios:
+            plan.append((w, scenarios, [i for i in chosen if i.workload == name]))
+    if not plan:
+        raise PlanError(f"no workload has a scenario named {', '.join(req.scenarios)}")
+    try:
+        where = runner.placement(req.placement)
+    except runner.HarnessError as e:
+        raise PlanError(str(e)) from None
+    selected = [i for _, _, impls in plan for i in impls]
+    return BenchPlan(req, plan, selected, where)
+
+
+def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
+    req = bp.request
+    commit, dirty = machine.git_state()
+    started = results.now()
+    run_id = results.new_run_id(commit)
+    run_dir = store.run_dir(run_id)
+    log_dir = run_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+
+    all_trials = runner.planned_trials(bp.plan, req.profile)
+    est = budget.estimate(bp.plan, req.profile, all_trials)
+    hooks.planned(run_id, bp, est, len(all_trials))
+
+    if req.build:
+        built = hooks.build(bp.selected)
+        if not all(r.ok for r in built if r.name.startswith("driver ")):
+            raise PlanError("a driver failed to build; nothing can be measured")
+
+    verdicts: dict[tuple[str, str], verify.Verdict] = {}
+    verify_seconds: dict[str, dict[str, float]] = {}
+    for w, _, impls in bp.plan:
+        t0 = time.monotonic()
+        verdicts.update(hooks.verify(impls, log_dir))
+        per_impl = (time.monotonic() - t0) / max(1, len(impls))
+        verify_seconds[w.name] = {i.id: per_impl for i in impls}
+
+    measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in bp.plan]
+    trials = runner.planned_trials(measurable, req.profile)
+    estimates = budget.estimate(measurable, req.profile, trials, verify=False)
+    known = {w.name: budget.load(w) for w, _, _ in measurable}
+    eta = budget.Eta(estimates.trials)
+    trial_seconds: dict[str, dict[str, dict[str, list[float]]]] = {}
+    show = hooks.measuring(len(trials), eta)
+    by_key = {(w.name, s.name, i.id): (w, s, i) for w, s, i in trials}
+
+    def on_trial(done: runner.TrialDone) -> None:
+        w, s, impl = by_key[(done.workload, done.scenario, done.impl)]
+        estimated = budget.trial_estimate(w, s, impl, req.profile, known[w.name])
+        eta.trial_done(estimated, done.seconds, done.rounds_dropped)
+        if not done.failed:
+            trial_seconds.setdefault(done.workload, {}).setdefault(done.scenario, {}).setdefault(
+                done.impl, []
+            ).append(done.seconds)
+        show(done)
+
+    measured = runner.measure(
+        measurable, req.profile, bp.where, log_dir, seed=req.seed, on_trial=on_trial
+    )
+    hooks.finished_measuring()
+    if measured.interrupted:
+        hooks.message("interrupted: keeping the trials measured so far")
+
+    doc = assemble(bp, run_id, started, commit, dirty, measured, verdicts)
+    doc["durations"] = {"trials": trial_seconds, "verify": verify_seconds}
+    json_file = store.save(doc)
+    from . import report
+
+    report.write(run_dir, doc)
+    failed = any(r["status"] == "fail" for r in doc["results"])
+    code = 130 if measured.interrupted else (1 if failed else 0)
+    return Outcome(doc, run_dir, json_file, code, trial_seconds, verify_seconds)
+
+
+def assemble(
+    bp: BenchPlan,
+    run_id: str,
+    started: str,
+    commit: str,
+    dirty: bool,
+    measured: runner.Measurements,
+    verdicts: dict[tuple[str, str], verify.Verdict],
+) -> dict:
+    """The run document (docs/results-schema.md)."""
+    req, plan, selected = bp.request, bp.plan, bp.selected
+    doc = {
+        "run": results.run_header(
+            run_id, req.command, req.profile, bp.where, started, commit, dirty
+        ),
+        "workloads": [results.workload_entry(w, ss, measured) for w, ss, _ in plan],
+        "impls": [results.impl_entry(i) for i in selected],
+        "results": [
+            row
+            for w, ss, ii in plan
+            for s in ss
+            for i in ii
+            for row in results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)])
+        ],
+        "verify": [v.as_json() for v in verdicts.values()],
+        "metrics": [code_metrics.measure(i) for i in selected],
+        "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss})
+        + results.driver_context(measured),
+    }
+    doc["run"]["python_packages"] = toolchains.python_packages()  # the lock's, as installed
+    doc["run"]["finished"] = results.now()
+    doc["run"]["interrupted"] = measured.interrupted
+    return doc
+
+
+def record_durations(doc: dict) -> list[Path]:
+    """Write a stored run's durations into each workload's durations.json (the planner's
+    input on a fresh clone). Only runs made by this pipeline carry them."""
+    durations = doc.get("durations")
+    if not durations:
+        raise PlanError(f"run {doc['run']['id']} has no recorded durations (made before them)")
+    written = []
+    profile = doc["run"]["profile"]
+    for entry in doc["workloads"]:
+        w = registry.workload(entry["name"])
+        written.append(
+            budget.record(
+                w,
+                profile,
+                durations["trials"].get(w.name, {}),
+                durations["verify"].get(w.name, {}),
+            )
+        )
+    return written
