@@ -18,20 +18,25 @@ check_paths = importlib.util.module_from_spec(spec)
 sys.modules["check_paths"] = check_paths  # dataclasses look their module up by name
 spec.loader.exec_module(check_paths)
 
+# The machine paths below are put together at run time, so that this file names none itself:
+# any checker reading the tracked files literally (not only ours, with its allow marker) sees
+# "/" + "root", never the path.
+ROOT_HOME, HOME, WORK, TMP = ("/" + name for name in ("root", "home", "work", "tmp"))
+
 # Paths every machine has, and paths that only look like the flagged ones: never findings.
-SYSTEM_TEXT = """\
-cpu time from /proc/self/stat, #!/usr/bin/env bash, 2>/dev/null, --impl-stderr /tmp/e
-mkstemp("/tmp/nativemsg-cpp-test-XXXXXX"); see https://example.org/home/alice/ and /rootfs
+SYSTEM_TEXT = f"""\
+cpu time from /proc/self/stat, #!/usr/bin/env bash, 2>/dev/null, --impl-stderr {TMP}/e
+mkstemp("{TMP}/nativemsg-cpp-test-XXXXXX"); see https://example.org{HOME}/alice/ and {ROOT_HOME}fs
 the lab's workloads/redis/SPEC.md, ../build/cargo, ~/.cargo/bin, /etc/chromium/x.json
 """
-# One line per kind of machine path (the marker keeps this file itself clean).
+# One line per kind of machine path.
 PLANTED = {
-    "home.md": "cd /root/src && make",  # paths-lint: allow
-    "user.py": 'DATA = "/home/alice/msgbench/data"',  # paths-lint: allow
-    "work.txt": "the lab-wide spec: `/work/shared/specs/redis.md`.",  # paths-lint: allow
-    "tmp.sh": "cp -r /tmp/copy/workloads/redis/ out",  # paths-lint: allow
-    "tmp2.sh": "cd /tmp/MSGBENCH-clone/ && ls",  # paths-lint: allow
-    "url.md": "[spec](file:///root/spec.md)",  # paths-lint: allow
+    "home.md": f"cd {ROOT_HOME}/src && make",
+    "user.py": f'DATA = "{HOME}/alice/msgbench/data"',
+    "work.txt": f"the lab-wide spec: `{WORK}/shared/specs/redis.md`.",
+    "tmp.sh": f"cp -r {TMP}/copy/workloads/redis/ out",
+    "tmp2.sh": f"cd {TMP}/MSGBENCH-clone/ && ls",
+    "url.md": f"[spec](file://{ROOT_HOME}/spec.md)",
 }
 
 
@@ -62,12 +67,12 @@ def test_planted_paths_are_found_and_system_paths_are_not(tmp_path):
     git_add(tmp_path, "system.txt", "workloads", "home.md", "user.py", "work.txt")
     # tmp.sh, tmp2.sh and url.md stay untracked: a new file is checked before it is committed.
     assert found(tmp_path) == {
-        ("home.md", "/root/src"),  # paths-lint: allow
-        ("user.py", "/home/alice/msgbench/data"),  # paths-lint: allow
-        ("work.txt", "/work/shared/specs/redis.md"),  # paths-lint: allow
-        ("tmp.sh", "/tmp/copy/workloads/redis/"),  # paths-lint: allow
-        ("tmp2.sh", "/tmp/MSGBENCH-clone/"),  # paths-lint: allow
-        ("url.md", "/root/spec.md"),  # paths-lint: allow
+        ("home.md", f"{ROOT_HOME}/src"),
+        ("user.py", f"{HOME}/alice/msgbench/data"),
+        ("work.txt", f"{WORK}/shared/specs/redis.md"),
+        ("tmp.sh", f"{TMP}/copy/workloads/redis/"),
+        ("tmp2.sh", f"{TMP}/MSGBENCH-clone/"),
+        ("url.md", f"{ROOT_HOME}/spec.md"),
     }
     assert {f.line for f in check_paths.check(tmp_path)} == {2}
 
@@ -89,17 +94,17 @@ def test_ignored_binary_and_marked_files_are_not_findings_but_symlinks_are(tmp_p
     (tmp_path / "scratch.txt").write_text(PLANTED["home.md"])
     (tmp_path / "blob.bin").write_bytes(b"\0\1" + PLANTED["home.md"].encode())
     (tmp_path / "marked.md").write_text(PLANTED["home.md"] + "  <!-- paths-lint: allow -->\n")
-    (tmp_path / "link").symlink_to("/root/.config/x")  # paths-lint: allow
-    assert found(tmp_path) == {("link", "/root/.config/x")}  # paths-lint: allow
+    (tmp_path / "link").symlink_to(f"{ROOT_HOME}/.config/x")
+    assert found(tmp_path) == {("link", f"{ROOT_HOME}/.config/x")}
 
 
 def test_allow_list_entries_match_by_file_and_whole_path():
     pats = check_paths.patterns(Path("/nowhere"), [], None)
     text = PLANTED["work.txt"]
-    allow = [("docs/*.md", r"/work/shared/specs/\w+\.md", "an example")]  # paths-lint: allow
+    allow = [("docs/*.md", WORK + r"/shared/specs/\w+\.md", "an example")]
     assert check_paths.scan_text("docs/a.md", text, pats, allow) == []
     assert len(check_paths.scan_text("README.md", text, pats, allow)) == 1
-    partial = [("docs/*", r"/work", "a pattern that matches part of the path")]  # paths-lint: allow
+    partial = [("docs/*", WORK, "a pattern that matches part of the path")]
     assert len(check_paths.scan_text("docs/a.md", text, pats, partial)) == 1
 
 
@@ -119,9 +124,7 @@ def test_the_script_exits_1_with_the_finding_or_0_when_clean(tmp_path, planted):
     )
     if planted:
         assert r.returncode == 1
-        expected = (
-            "README.md:1: /work/shared/specs/redis.md (the lab's workspace)\n"  # paths-lint: allow
-        )
+        expected = f"README.md:1: {WORK}/shared/specs/redis.md (the lab's workspace)\n"
         assert r.stdout == expected
     else:
         assert (r.returncode, r.stdout) == (0, "")
