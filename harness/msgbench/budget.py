@@ -59,6 +59,7 @@ class Estimate:
     verify_s: float
     trials: list[float]  # one per planned trial, warm-ups included
     per_workload: dict[str, float] = field(default_factory=dict)  # verify + trials
+    per_trial: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (w, s, impl)
 
     @property
     def measure_s(self) -> float:
@@ -82,9 +83,11 @@ def estimate(
         est.verify_s += v
         est.per_workload[w.name] = v
     for w, s, impl in trials:
-        t = trial_estimate(w, s, impl, profile, known[w.name])
-        est.trials.append(t)
-        est.per_workload[w.name] += t
+        key = (w.name, s.name, impl.id)
+        if key not in est.per_trial:
+            est.per_trial[key] = trial_estimate(w, s, impl, profile, known[w.name])
+        est.trials.append(est.per_trial[key])
+        est.per_workload[w.name] += est.per_trial[key]
     return est
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -50,8 +50,6 @@ class Outcome:
     run_dir: Path
     json_file: Path
     exit_code: int
-    trial_seconds: dict = field(default_factory=dict)  # {workload: {scenario: {impl: [s]}}}
-    verify_seconds: dict = field(default_factory=dict)  # {workload: {impl: s}}
 
 
 class Hooks(Protocol):
@@ -139,15 +137,12 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in bp.plan]
     trials = runner.planned_trials(measurable, req.profile)
     estimates = budget.estimate(measurable, req.profile, trials, verify=False)
-    known = {w.name: budget.load(w) for w, _, _ in measurable}
     eta = budget.Eta(estimates.trials)
     trial_seconds: dict[str, dict[str, dict[str, list[float]]]] = {}
     show = hooks.measuring(len(trials), eta)
-    by_key = {(w.name, s.name, i.id): (w, s, i) for w, s, i in trials}
 
     def on_trial(done: runner.TrialDone) -> None:
-        w, s, impl = by_key[(done.workload, done.scenario, done.impl)]
-        estimated = budget.trial_estimate(w, s, impl, req.profile, known[w.name])
+        estimated = estimates.per_trial[(done.workload, done.scenario, done.impl)]
         eta.trial_done(estimated, done.seconds, done.rounds_dropped)
         if not done.failed:
             trial_seconds.setdefault(done.workload, {}).setdefault(done.scenario, {}).setdefault(
@@ -170,7 +165,7 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     report.write(run_dir, doc)
     failed = any(r["status"] == "fail" for r in doc["results"])
     code = 130 if measured.interrupted else (1 if failed else 0)
-    return Outcome(doc, run_dir, json_file, code, trial_seconds, verify_seconds)
+    return Outcome(doc, run_dir, json_file, code)  # doc['durations']: the run's timings
 
 
 def assemble(
