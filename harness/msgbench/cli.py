@@ -388,6 +388,8 @@ def report_cmd(run: str | None) -> None:
         entry.setdefault(
             "side_by_side", [p for p in w.side_by_side if set(p["scenarios"]) <= names]
         )
+        entry.setdefault("sweeps", [t for t in w.sweeps if {p[0] for p in t["points"]} & names])
+        entry.setdefault("published", [t for t in w.published if t["scenario"] in names])
     run_dir = store.run_dir(doc["run"]["id"])
     report.write(run_dir, doc)
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")

@@ -13,7 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from . import paths, profiles
+from . import hosts, paths, profiles
+from .hosts import HostsSpec
 
 LANGUAGES = ("c", "cpp", "rust", "go", "python")
 BUILD_SYSTEMS = ("cmake", "cargo", "go", "none")
@@ -172,6 +173,7 @@ class Scenario:
     primary: str
     own_client: bool = False  # runs each impl's own client program (impls without one skip)
     kind: str = ""  # the trial kind of this scenario; "" = the workload's
+    hosts: HostsSpec | None = None  # where its trials run (msgbench.hosts); None: kind decides
 
     def argv(self, profile: str) -> list[str]:
         if profile not in self.params:
@@ -194,6 +196,8 @@ class Workload:
     template_values: dict[str, str]
     targets: list[dict]  # [[targets]]: bounds on implementation ÷ baseline, shown in reports
     side_by_side: list[dict]  # [[side_by_side]]: two scenarios' metric compared per impl
+    sweeps: list[dict] = field(default_factory=list)  # [[sweeps]]: a metric over scenarios
+    published: list[dict] = field(default_factory=list)  # [[published]]: a seed's own claims
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -292,6 +296,13 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
     )
 
 
+def _hosts(s: dict, manifest: Path) -> HostsSpec | None:
+    try:
+        return hosts.parse(s.get("hosts"), f"{paths.rel(manifest)}: scenario {s['name']}")
+    except hosts.HostsError as e:
+        raise ManifestError(str(e)) from None
+
+
 def _load_workload(manifest: Path) -> Workload:
     data = _load_toml(manifest)
     drivers = {}
@@ -320,6 +331,7 @@ def _load_workload(manifest: Path) -> Workload:
             primary=s["primary"],
             own_client=bool(s.get("own_client", False)),
             kind=s.get("kind", ""),
+            hosts=_hosts(s, manifest),
         )
     metric_defs = data.get("metrics", {})
     for name, d in metric_defs.items():
@@ -342,7 +354,20 @@ def _load_workload(manifest: Path) -> Workload:
         template_values=data.get("templates", {}),
         targets=data.get("targets", []),
         side_by_side=data.get("side_by_side", []),
+        sweeps=data.get("sweeps", []),
+        published=data.get("published", []),
     )
+    for table_name, used in [
+        ("sweeps", [(p[0], t.get("metric")) for t in w.sweeps for p in t.get("points", [])]),
+        ("published", [(t.get("scenario"), c.get("metric")) for t in w.published
+                       for c in t.get("claims", [])]),
+    ]:  # fmt: skip
+        for scen, metric in used:
+            if scen not in scenarios or metric not in scenarios[scen].metrics:
+                raise ManifestError(
+                    f"{paths.rel(manifest)}: [[{table_name}]]: scenario {scen!r} does not "
+                    f"measure metric {metric!r}"
+                )
     for profile, table in w.profiles.items():
         unknown = [n for n in table.get("scenarios", []) if n not in scenarios]
         if unknown:

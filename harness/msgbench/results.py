@@ -112,6 +112,10 @@ def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | Non
         "side_by_side": [
             p for p in w.side_by_side if set(p["scenarios"]) <= {s.name for s in scenarios}
         ],
+        "sweeps": [
+            t for t in w.sweeps if {p[0] for p in t["points"]} & {s.name for s in scenarios}
+        ],
+        "published": [t for t in w.published if t["scenario"] in {s.name for s in scenarios}],
         "scenarios": [scenario_entry(w, s, m) for s in scenarios],
     }
 

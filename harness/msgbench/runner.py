@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import machine, registry, trials
+from .hosts import TrialHosts
 from .registry import Impl, Scenario, Workload
+from .topology import TopologyError
 from .trials import TrialFailed
 
 DEFAULT_TRIAL_TIMEOUT_S = 300
@@ -77,7 +80,13 @@ def trial_kind(w: Workload, s: Scenario) -> trials.TrialKind:
 
 
 def run_trial(
-    w: Workload, s: Scenario, impl: Impl, profile: str, where: Placement, log_dir: Path
+    w: Workload,
+    s: Scenario,
+    impl: Impl,
+    profile: str,
+    where: Placement,
+    log_dir: Path,
+    hosts: TrialHosts | None = None,
 ) -> dict:
     """Run one trial; return the driver's JSON document or raise TrialFailed."""
     ctx = trials.TrialContext(
@@ -88,8 +97,12 @@ def run_trial(
         placement=where,
         log_dir=log_dir,
         timeout_s=int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S)),
+        hosts=hosts,
     )
-    return trial_kind(w, s).run(ctx)
+    doc = trial_kind(w, s).run(ctx)
+    if hosts is not None:
+        doc.setdefault("hosts", hosts.description)
+    return doc
 
 
 @dataclass
@@ -122,8 +135,11 @@ def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], d
     skipped: dict[str, str] = {}
     missing = w.drivers[s.driver].missing() if s.driver else []
     kind = trial_kind(w, s)
+    no_hosts = s.hosts.unavailable_reason() if s.hosts else None
     for impl in impls:
-        if missing:  # e.g. no browser: skipped with the reason, never silently
+        if no_hosts:  # e.g. not root: namespaces cannot be made; never faked on loopback
+            skipped[impl.id] = f"needs {s.hosts.topology} hosts: {no_hosts}"
+        elif missing:  # e.g. no browser: skipped with the reason, never silently
             skipped[impl.id] = f"{', '.join(missing)} not installed (run `make setup`)"
         elif s.own_client and not impl.client_argv():  # e.g. comm's floor brings no client
             skipped[impl.id] = "has no client program"
@@ -146,44 +162,87 @@ def measure(
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
         for w, scenarios, impls in plan:
-            reps = w.repetitions(profile)
             for s in scenarios:
                 chosen, skipped = runnable(w, s, impls)
                 for impl_id, why in skipped.items():
                     out.skipped[(w.name, s.name, impl_id)] = why
-                for round_no in range(reps + 1):
-                    order = list(chosen)
-                    rng.shuffle(order)
-                    for impl in order:
-                        key = (w.name, s.name, impl.id)
-                        if key in out.failures:
-                            continue
-                        started = time.monotonic()
-                        try:
-                            doc = run_trial(w, s, impl, profile, where, log_dir)
-                        except TrialFailed as e:
-                            out.failures[key] = f"round {round_no}: {e}"
-                        else:
-                            doc["_seconds"] = time.monotonic() - started
-                            if round_no > 0:  # round 0 is the discarded warm-up
-                                doc["_round"] = round_no
-                                doc["_time"] = time.time()
-                                out.docs.setdefault(key, []).append(doc)
-                        if on_trial:
-                            failed = key in out.failures
-                            on_trial(
-                                TrialDone(
-                                    w.name,
-                                    s.name,
-                                    impl.id,
-                                    time.monotonic() - started,
-                                    failed,
-                                    reps - round_no if failed else 0,
-                                )
-                            )
+                if not chosen:
+                    continue
+                with _scenario_hosts(s) as hosts_or_failure:
+                    _rounds(
+                        w, s, chosen, profile, where, log_dir, rng, out, on_trial, hosts_or_failure
+                    )
     except KeyboardInterrupt:
         out.interrupted = True
     return out
+
+
+@contextmanager
+def _scenario_hosts(s: Scenario) -> Iterator[TrialHosts | str | None]:
+    """The scenario's hosts for all its trials (set up once, always torn down), or the reason
+    they could not be made (every trial of the scenario then fails with it)."""
+    if s.hosts is None:
+        yield None
+        return
+    try:
+        opened = s.hosts.open()
+        hosts = opened.__enter__()
+    except (TopologyError, OSError) as e:
+        yield f"cannot set up the scenario's {s.hosts.topology} hosts: {e}"
+        return
+    try:
+        yield hosts
+    finally:
+        opened.__exit__(None, None, None)
+
+
+def _rounds(
+    w: Workload,
+    s: Scenario,
+    chosen: list[Impl],
+    profile: str,
+    where: Placement,
+    log_dir: Path,
+    rng: random.Random,
+    out: Measurements,
+    on_trial: Callable[[TrialDone], None] | None,
+    hosts: TrialHosts | str | None,
+) -> None:
+    """One scenario's rounds: round 0 is the discarded warm-up, then `repetitions` rounds, each
+    in a freshly shuffled order of implementations."""
+    reps = w.repetitions(profile)
+    for round_no in range(reps + 1):
+        order = list(chosen)
+        rng.shuffle(order)
+        for impl in order:
+            key = (w.name, s.name, impl.id)
+            if key in out.failures:
+                continue
+            started = time.monotonic()
+            try:
+                if isinstance(hosts, str):  # the hosts could not be made: say why, per trial
+                    raise TrialFailed(hosts)
+                doc = run_trial(w, s, impl, profile, where, log_dir, hosts)
+            except TrialFailed as e:
+                out.failures[key] = f"round {round_no}: {e}"
+            else:
+                doc["_seconds"] = time.monotonic() - started
+                if round_no > 0:  # round 0 is the discarded warm-up
+                    doc["_round"] = round_no
+                    doc["_time"] = time.time()
+                    out.docs.setdefault(key, []).append(doc)
+            if on_trial:
+                failed = key in out.failures
+                on_trial(
+                    TrialDone(
+                        w.name,
+                        s.name,
+                        impl.id,
+                        time.monotonic() - started,
+                        failed,
+                        reps - round_no if failed else 0,
+                    )
+                )
 
 
 def planned_trials(plan: Plan, profile: str) -> list[tuple[Workload, Scenario, Impl]]:

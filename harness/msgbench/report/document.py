@@ -17,9 +17,11 @@ from .sections import (
     conformance,
     environment,
     families,
+    published,
     scenario_charts,
     side_by_side,
     summary,
+    sweeps,
     targets,
 )
 
@@ -100,6 +102,16 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if beside:
         doc.heading(3, "Side by side", slug(name, "side-by-side"))
         doc.blocks.extend(beside)
+
+    scaling = sweeps.sweeps(wl, impls, outcomes, with_charts)
+    if scaling:
+        doc.heading(3, "Scaling", slug(name, "scaling"))
+        doc.blocks.extend(scaling)
+
+    claims = published.published(wl, impls, outcomes)
+    if claims:
+        doc.heading(3, "The seed's claims, measured", slug(name, "seed"))
+        doc.blocks.extend(claims)
 
     bounds = targets.targets_table(wl, outcomes)
     if bounds:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry imports this package: type names only, no import cycle
+    from ..hosts import TrialHosts
     from ..registry import Impl, Scenario, Workload
     from ..runner import Placement
 
@@ -44,6 +45,7 @@ class TrialContext:
     placement: Placement
     log_dir: Path
     timeout_s: int
+    hosts: TrialHosts | None = None  # the scenario's hosts, set up by the runner
 
     @property
     def stderr_log(self) -> Path:

@@ -11,7 +11,8 @@ from ..roles import short_label
 
 def targets_table(wl: dict, outcomes: dict) -> Table | None:
     """Each target a bound on the ratio implementation ÷ baseline (or ÷ reference,
-    `against = "reference"`) for one metric of one scenario."""
+    `against = "reference"`, or ÷ the best of a group, `against = "fastest"` with `among`) for
+    one metric of one scenario."""
     targets = wl.get("targets") or []
     if not targets:
         return None
@@ -20,12 +21,19 @@ def targets_table(wl: dict, outcomes: dict) -> Table | None:
     for t in targets:
         scen, metric = t["scenario"], t["metric"]
         against = t.get("against", "baseline")
-        baseline = wl.get(against) or ""
+        d = scen_defs.get(scen, {})
+        d = d.get(metric) or {} if isinstance(d, dict) else {}
+        if against == "fastest":
+            baseline = _best(outcomes, scen, metric, t.get("among") or t.get("impls", []), d)
+            label = f"the best of {', '.join(t.get('among') or t.get('impls', []))}"
+            if not baseline:
+                continue
+        else:
+            baseline = wl.get(against) or ""
+            label = baseline
         if not baseline:
             continue
         base = outcomes.get((scen, baseline))
-        d = scen_defs.get(scen, {})
-        d = d.get(metric) or {} if isinstance(d, dict) else {}
         for impl in t.get("impls", []):
             o = outcomes.get((scen, impl))
             lo_bound, hi_bound = t.get("min_ratio"), t.get("max_ratio")
@@ -36,7 +44,7 @@ def targets_table(wl: dict, outcomes: dict) -> Table | None:
                 Cell(scen),
                 Cell(short_label(metric, d, use_label=False)),
                 Cell(impl, "impl"),
-                Cell(f"{bound} {baseline}", "num"),
+                Cell(f"{bound} {label}" + (f" ({baseline})" if label != baseline else ""), "num"),
             ]
             if o is None or (scen, baseline) not in outcomes:
                 rows.append([*head, Cell("—", "num muted"), Cell("not measured", "skip")])
@@ -71,3 +79,17 @@ def targets_table(wl: dict, outcomes: dict) -> Table | None:
         caption="targets declared in workload.toml, checked against this run; "
         "see Notes for the reasons behind a missed target",
     )
+
+
+def _best(outcomes: dict, scen: str, metric: str, among: list[str], d: dict) -> str:
+    """The implementation with the best median of `metric` in `scen` among `among` ("" if none
+    was measured): the anchor of an `against = "fastest"` target."""
+    measured = [
+        (o.rows[metric]["median"], impl)
+        for impl in among
+        if (o := outcomes.get((scen, impl))) and o.status == "ok" and metric in o.rows
+    ]
+    if not measured:
+        return ""
+    pick = max if d.get("better") == "higher" else min
+    return pick(measured)[1]
