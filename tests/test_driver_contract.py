@@ -13,12 +13,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from msgbench import paths, registry
+from msgbench import paths, registry, topology
 
 SCHEMA_PATH = paths.ROOT / "docs" / "driver-output.schema.json"
 #: Bound of one driver run: a small trial takes seconds; a loaded machine may take many more.
@@ -28,6 +29,10 @@ NATIVEMSG_ARGS = ["--op", "ping", "--size", "0", "--iterations", "200", "--warmu
 COMM_ARGS = ["--mode", "rtt", "--clients", "1", "--size", "64", "--messages", "200"]
 COMM_ARGS += ["--warmup", "20"]
 REDIS_ARGS = ["--bench", "-n 2000 -t ping,set,get -P 4", "--count-keys"]
+ECHONET_ARGS = ["--mode", "faithful", "--iterations", "50", "--warmup", "5"]
+#: The echonet driver's own test node and controller (stdlib Python), used where the
+#: workload's baseline (which has no controller) is not built.
+ECHONET_TEST_PROGRAMS = paths.ROOT / "drivers" / "echonet" / "tests"
 MISSING_IMPL = "/nonexistent/msgbench-impl"
 
 
@@ -237,4 +242,64 @@ def test_redisbench_driver_errors(validator, tmp_path):
     assert_error(validator, status, doc, 2, "bad command line")
     args = [*REDIS_ARGS, "--port", str(free_port()), *common(tmp_path)]
     status, doc = run([*argv, *args, "--", MISSING_IMPL])
+    assert_error(validator, status, doc, 1, MISSING_IMPL)
+
+
+# ---- echonet ---------------------------------------------------------------------------------
+
+
+def echonet_programs() -> tuple[list[str], list[str]]:
+    """The node and controller argv: the workload's baseline node when it is built (it has no
+    controller), else the driver's own test node; the driver's own test controller."""
+    w = registry.workload("echonet")
+    fake = [sys.executable, str(ECHONET_TEST_PROGRAMS / "fake_node.py")]
+    controller = [sys.executable, str(ECHONET_TEST_PROGRAMS / "fake_controller.py")]
+    impl = w.impls.get(w.baseline)
+    node = impl.argv() if impl is not None and impl.built else fake
+    return node, controller
+
+
+def echonet_hosts(hosts: topology.Loopback) -> list[str]:
+    """The options the trial kind gives the driver: a loopback address each, port 3610."""
+    node, ctl = hosts.host("node").addr, hosts.host("ctl").addr
+    return ["--port", "3610", "--node-addrs", node, "--ctl-addr", ctl]
+
+
+@pytest.mark.parametrize(
+    ("mode", "generator_clock"),
+    [("faithful", "process-cpu-clock"), ("own", "wait4-rusage")],
+)
+def test_echonet_driver_report(validator, tmp_path, mode, generator_clock):
+    argv = driver_argv("echonet")
+    node, controller = echonet_programs()
+    args = ECHONET_ARGS if mode == "faithful" else ["--mode", "own", "--iterations", "50"]
+    with topology.Loopback(["node", "ctl"], udp_ports=(3610,)) as hosts:
+        options = [*args, *echonet_hosts(hosts), *common(tmp_path)]
+        if mode == "own":
+            options += ["--client-json", json.dumps(controller)]
+        status, doc = run([*argv, *options, "--", *node])
+    assert status == 0, doc
+    assert_report(validator, doc, "echonet", "process-cpu-clock")
+    assert doc["impl"]["exit_status"] == 0
+    assert doc["load_generator"]["cpu_clock"] == generator_clock
+    assert doc["requests"] == 600
+    served = 12 * (55 if mode == "faithful" else 50)
+    assert doc["impl"]["node"]["requests"] == served
+    assert doc["impl"]["cpu_us_per_op"] == pytest.approx(
+        doc["impl"]["cpu_s"] * 1e6 / served, rel=1e-3
+    )
+    if mode == "faithful":
+        latency = {"p50", "p90", "p99", "p999", "max", "min", "mean", "stdev"}
+        assert set(doc["latency_us"]) == latency
+    else:
+        assert doc["wall_s"] > 0 and doc["controller_report"]["iterations"] == 50
+
+
+def test_echonet_driver_errors(validator, tmp_path):
+    argv = driver_argv("echonet")
+    status, doc = run([*argv, *ECHONET_ARGS, "--host-stderr", "x", "--", "n"])
+    assert_error(validator, status, doc, 2, "bad command line")
+    with topology.Loopback(["node", "ctl"], udp_ports=(3610,)) as hosts:
+        args = [*ECHONET_ARGS, *echonet_hosts(hosts), *common(tmp_path)]
+        status, doc = run([*argv, *args, "--", MISSING_IMPL])
     assert_error(validator, status, doc, 1, MISSING_IMPL)

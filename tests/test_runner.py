@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from msgbench import machine, results, runner, trials
+from msgbench import hosts, machine, registry, results, runner, trials
 
 
 def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, monkeypatch):
@@ -126,3 +128,69 @@ def test_scenario_whose_driver_needs_a_missing_program_is_skipped_with_reason(fa
     assert [(r["status"], r["reason"]) for r in rows] == [
         ("skipped", "no-such-browser-xyz not installed (run `make setup`)")
     ]
+
+
+def _with_scenario(fake_lab, extra_toml: str, impl_params: str = ""):
+    """The toy workload with one more scenario (and the `fast` impl with extra impl.toml)."""
+    manifest = fake_lab.dir / "workload.toml"
+    manifest.write_text(manifest.read_text() + extra_toml)
+    if impl_params:
+        toml = fake_lab.dir / "impls" / "fast" / "impl.toml"
+        toml.write_text(toml.read_text() + impl_params)
+    registry.load.cache_clear()
+    return registry.workload("toy")
+
+
+HOSTS_SCENARIO = """
+[[scenarios]]
+name = "on-hosts"
+hosts = {{ topology = "{topology}" }}
+args = ["--iterations", "{{iterations}}"]
+primary = "p50"
+metrics = ["p50"]
+params.smoke = {{ iterations = 5 }}
+"""
+
+
+def test_a_scenario_whose_hosts_cannot_be_made_is_skipped_with_the_reason(
+    fake_lab, tmp_path, monkeypatch
+):
+    w = _with_scenario(fake_lab, HOSTS_SCENARIO.format(topology="netns"))
+    monkeypatch.setattr(hosts, "_netns_reason", lambda: "network namespaces need root")
+    m = runner.measure(
+        [(w, [w.scenarios["on-hosts"]], [w.impls["floor"]])],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+    )
+    assert m.skipped[("toy", "on-hosts", "floor")] == (
+        "needs netns hosts: network namespaces need root"
+    )
+    assert not m.docs and not m.failures
+
+
+def test_every_trial_records_the_hosts_it_ran_on(fake_lab, tmp_path):
+    w = _with_scenario(fake_lab, HOSTS_SCENARIO.format(topology="loopback"))
+    m = runner.measure(
+        [(w, [w.scenarios["on-hosts"]], [w.impls["floor"], w.impls["fast"]])],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+    )
+    docs = m.docs[("toy", "on-hosts", "floor")] + m.docs[("toy", "on-hosts", "fast")]
+    described = {json.dumps(d["hosts"], sort_keys=True) for d in docs}
+    assert len(described) == 1  # one set of hosts for the whole scenario
+    (only,) = [d["hosts"] for d in docs[:1]]
+    assert only["kind"] == "loopback" and set(only["hosts"]) == {"driver", "impl"}
+
+
+def test_an_implementation_may_run_a_scenario_with_its_own_parameters(fake_lab, tmp_path):
+    w = _with_scenario(fake_lab, "", "\n[params.ping]\nsmoke = { iterations = 3 }\n")
+    m = runner.measure(
+        [(w, [w.scenarios["ping"]], [w.impls["floor"], w.impls["fast"]])],
+        "smoke",
+        runner.Placement("none", (), ()),
+        tmp_path / "logs",
+    )
+    assert m.docs[("toy", "ping", "fast")][0]["args"][:2] == ["--iterations", "3"]
+    assert m.docs[("toy", "ping", "floor")][0]["args"][:2] == ["--iterations", "7"]

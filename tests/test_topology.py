@@ -196,10 +196,15 @@ def test_hosts_names_say_which_side_is_which():
 def test_trial_hosts_from_a_spec_are_torn_down_after_use():
     spec = hosts.parse({"topology": "netns", "impls": 2}, "here")
     with spec.open() as th:
-        assert th.netns and th.driver.name == "driver" and [h.name for h in th.impls] == [
-            "impl0",
-            "impl1",
-        ]
+        assert (
+            th.netns
+            and th.driver.name == "driver"
+            and [h.name for h in th.impls]
+            == [
+                "impl0",
+                "impl1",
+            ]
+        )
         tag = th.driver.netns.rsplit("-", 1)[0]
         assert any(n.startswith(tag) for n in topology.namespaces())
     assert not any(n.startswith(tag + "-") for n in topology.namespaces())

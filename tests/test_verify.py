@@ -176,3 +176,56 @@ def test_the_plugin_says_how_to_build_and_rejects_unknown_ids(fake_lab):
     out = _pytest(w.conformance_dir, "--impl", "cobol")
     assert out.returncode == 4  # a usage error
     assert "unknown" in out.stderr and "cobol" in out.stderr and "c-yajl" in out.stderr
+
+
+DEVIATION_SUITE = """
+def test_common(impl):
+    pass
+
+
+def test_ref_lacks_it(impl):
+    assert impl.id != "ref", "ref does not answer this"
+
+
+def test_listed_but_met(impl):
+    pass
+"""
+
+
+def test_known_deviations_of_a_reference_are_reported_and_must_still_fail(fake_lab, tmp_path):
+    """[conformance.deviations]: a declared deviation that fails is a deviation (the reference
+    is still verified, so measured); one that passes fails (strict), so the list cannot rot."""
+    suite = fake_lab.conformance_dir
+    suite.mkdir()
+    (suite / "conftest.py").write_text(CONFTEST)
+    (suite / "test_dev.py").write_text(DEVIATION_SUITE)
+    d = fake_lab.dir / "impls" / "ref"
+    d.mkdir()
+    (d / "run.sh").write_text("#!/bin/sh\n")
+    (d / "impl.toml").write_text(
+        textwrap.dedent("""
+        id = "ref"
+        language = "python"
+        [build]
+        system = "none"
+        [run]
+        argv = ["{impl_dir}/run.sh"]
+        [conformance.deviations]
+        test_ref_lacks_it = "the reference has no such service"
+        """)
+    )
+    registry.load.cache_clear()
+    w = registry.workload(fake_lab.name)
+    v = verify.run(w, [w.impls["ref"]], tmp_path / "logs")["ref"]
+    assert v.tests["test_common"] == "pass"
+    assert v.tests["test_ref_lacks_it"] == "deviation"
+    assert v.deviation_reasons == {"test_ref_lacks_it": "the reference has no such service"}
+    assert v.ok and v.deviations == 1 and v.failed == 0
+
+    (d / "impl.toml").write_text(
+        (d / "impl.toml").read_text() + 'test_listed_but_met = "claimed, but it holds"\n'
+    )
+    registry.load.cache_clear()
+    w = registry.workload(fake_lab.name)
+    v = verify.run(w, [w.impls["ref"]], tmp_path / "logs2")["ref"]
+    assert v.tests["test_listed_but_met"] == "FAIL" and not v.ok

@@ -16,6 +16,7 @@ CLIENT = "client"  # the implementation whose client program the test runs (inte
 CASE = "case"  # the test's name without the implementation: test_x[params]
 APPLICABLE = "applicable"  # "yes", or "n/a" when a skip marker of the implementation applies
 NA_REASON = "na_reason"  # why it is n/a (which skip marker of which impl.toml)
+DEVIATION = "deviation"  # a known deviation of a reference system ([conformance.deviations])
 YES, NA = "yes", "n/a"
 
 
@@ -26,8 +27,8 @@ class CaseResult:
     client: str | None
     applicable: bool
     na_reason: str
-    outcome: str  # passed | failed | skipped
-    message: str  # the failure's message, or the skip's reason
+    outcome: str  # passed | failed | skipped | deviation (failed, as its impl.toml declares)
+    message: str  # the failure's message, the skip's reason, or the deviation's reason
 
 
 def read(xml_path: Path) -> list[CaseResult]:
@@ -42,6 +43,8 @@ def read(xml_path: Path) -> list[CaseResult]:
                 break
             if child.tag == "skipped":
                 outcome, message = "skipped", child.get("message", "")
+                if child.get("type") == "pytest.xfail" and props.get(DEVIATION):
+                    outcome, message = "deviation", props[DEVIATION]
         out.append(
             CaseResult(
                 case=props.get(CASE) or case.get("name", ""),

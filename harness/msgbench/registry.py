@@ -84,6 +84,15 @@ class Impl:
     skip_markers: list[str]
     notes: dict[str, str]  # scenario ("*" = all) -> a note shown in reports
     _workload: Workload = field(repr=False)
+    # [params.<scenario>.<profile>]: parameters this implementation runs with instead of the
+    # scenario's (a pair too slow for the scenario's size runs fewer iterations; its notes say
+    # why, and the scenario's metrics must then be per unit of work to stay comparable).
+    params: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # [conformance.deviations]: test (function name, or case test_x[params]) -> why this
+    # implementation is known not to meet it. Such a test must fail (strict xfail: a pass is a
+    # failure, so a fixed deviation cannot linger); the report shows it as a deviation with the
+    # reason. For reference systems only: a lab implementation meets its SPEC.
+    deviations: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -175,10 +184,13 @@ class Scenario:
     kind: str = ""  # the trial kind of this scenario; "" = the workload's
     hosts: HostsSpec | None = None  # where its trials run (msgbench.hosts); None: kind decides
 
-    def argv(self, profile: str) -> list[str]:
+    def argv(self, profile: str, overrides: dict | None = None) -> list[str]:
+        """The scenario's arguments for a profile; `overrides` (an implementation's own
+        [params.<scenario>.<profile>]) replace some of the parameters."""
         if profile not in self.params:
             raise ManifestError(f"scenario {self.name} has no parameters for profile {profile}")
-        return [a.format(**self.params[profile]) for a in self.args]
+        values = {**self.params[profile], **(overrides or {})}
+        return [a.format(**values) for a in self.args]
 
 
 @dataclass
@@ -293,6 +305,8 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
         skip_markers=data.get("conformance", {}).get("skip_markers", []),
         notes=data.get("notes", {}),
         _workload=workload,
+        params=data.get("params", {}),
+        deviations=data.get("conformance", {}).get("deviations", {}),
     )
 
 

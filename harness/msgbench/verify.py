@@ -27,8 +27,10 @@ class Verdict:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
-    tests: dict[str, str] = field(default_factory=dict)  # test -> pass | FAIL | n/a | skip
+    deviations: int = 0  # known deviations of a reference system (impl.toml), failed as declared
+    tests: dict[str, str] = field(default_factory=dict)  # test -> pass|FAIL|n/a|skip|deviation
     failures: list[dict] = field(default_factory=list)
+    deviation_reasons: dict[str, str] = field(default_factory=dict)  # test -> why (impl.toml)
     # Interop tests: test -> the implementation whose client program it ran (the test names
     # also read `client=<id>`, which the report's interoperability matrix uses).
     clients: dict[str, str] = field(default_factory=dict)
@@ -45,6 +47,8 @@ class Verdict:
             "passed": self.passed,
             "failed": self.failed,
             "skipped": self.skipped,
+            "deviations": self.deviations,
+            "deviation_reasons": self.deviation_reasons,
             "tests": self.tests,
             "failures": self.failures,
             "clients": self.clients,
@@ -67,6 +71,10 @@ def parse_junit(xml_path: Path, workload: str, impl_ids: list[str]) -> dict[str,
             v.tests[r.case] = "FAIL"
             first = r.message.splitlines()[0][:300] if r.message else ""
             v.failures.append({"test": r.case, "message": first})
+        elif r.outcome == "deviation":
+            v.deviations += 1
+            v.tests[r.case] = "deviation"
+            v.deviation_reasons[r.case] = r.message
         elif r.outcome == "skipped":
             v.skipped += 1
             v.tests[r.case] = "skip" if r.applicable else "n/a"

@@ -45,15 +45,15 @@ fn run(args: &Args) -> Result<report::Report> {
 
     // The window: from just before the load to just after it, both ends read from the
     // server's process CPU clock while it runs.
-    let cpu_before = server.cpu_time()?;
+    let cpu_before = server.running().cpu_time()?;
     let loaded = match tape {
         Some(tape) => load::run(&plan(args, deadline), tape).map(Loaded::Neutral),
         None => own_load(args, deadline).map(Loaded::Own),
     };
     let loaded = loaded.map_err(|failure| server.explain(failure))?;
-    server.check_running()?;
-    let cpu = server.cpu_time()?.saturating_sub(cpu_before);
-    let maxrss_kb = server.peak_rss_kb()?;
+    server.running_mut().check_running()?;
+    let cpu = server.running().cpu_time()?.saturating_sub(cpu_before);
+    let maxrss_kb = server.running().peak_rss_kb()?;
     let exit = server.stop()?;
     Ok(report::build(
         args,
@@ -83,7 +83,6 @@ fn plan(args: &Args, deadline: Instant) -> load::Plan {
 }
 
 fn own_load(args: &Args, deadline: Instant) -> Result<own::Outcome> {
-    let argv = args.client_argv().map_err(Failure::new)?;
     let request = own::Request {
         clients: args.clients,
         messages: args.messages,
@@ -91,11 +90,5 @@ fn own_load(args: &Args, deadline: Instant) -> Result<own::Outcome> {
         mode: args.mode.name(),
         kind: args.kind,
     };
-    own::run(
-        &argv,
-        &request,
-        args.common.impl_cwd.as_deref(),
-        args.common.impl_stderr.as_deref(),
-        deadline,
-    )
+    own::run(&args.common, &request, deadline)
 }

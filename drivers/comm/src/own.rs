@@ -1,20 +1,13 @@
 //! `--load own`: the implementation's own client program (SPEC §3) loads the server instead
-//! of the driver's threads, as in the seed's measurement. The driver runs it on the driver
-//! CPUs (it inherits the driver's mask), bounds it by the deadline, and takes its JSON.
+//! of the driver's threads, as in the seed's measurement. The kit runs it on the driver CPUs
+//! (it inherits the driver's mask), bounded by the deadline, and takes its JSON
+//! ([`driver_kit::client`]); here: what it is asked and what its report must say.
 
-use driver_kit::error::{Failure, Result};
-use driver_kit::process::{open_log, Launcher};
+use driver_kit::args::CommonArgs;
+use driver_kit::client::{self, Cost};
+use driver_kit::error::Result;
 use serde_json::{Map, Value};
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-/// More than any correct report: stdout beyond this is a broken client.
-const MAX_OUTPUT: u64 = 1 << 20;
-/// After the client exits, how long its stdout may take to reach end of file.
-const DRAIN: Duration = Duration::from_secs(2);
+use std::time::Instant;
 
 /// What the client is asked to do, appended to its argv as SPEC §3 options.
 pub struct Request<'a> {
@@ -45,123 +38,38 @@ impl Request<'_> {
 }
 
 pub struct Outcome {
-    pub argv: Vec<String>,
+    /// Its argv and its CPU time over its whole run (wait4).
+    pub client: Cost,
+    pub reported: Reported,
+}
+
+/// The client's numbers (SPEC §3).
+#[derive(Debug)]
+pub struct Reported {
     pub mb_per_s: f64,
     pub msgs_per_s: f64,
     pub elapsed_s: Option<f64>,
     pub bytes: Option<u64>,
     /// Verbatim from the client (rtt).
     pub latency_us: Option<Value>,
-    /// The client program's CPU time over its whole run (wait4).
-    pub cpu: Duration,
 }
 
-pub fn run(
-    base_argv: &[String],
-    request: &Request,
-    cwd: Option<&Path>,
-    log: Option<&Path>,
-    deadline: Instant,
-) -> Result<Outcome> {
-    let mut argv = base_argv.to_vec();
-    argv.extend(request.options());
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| Failure::new("--client-json is an empty list"))?;
-    let (stderr, _) = open_log(log)?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    if let Some(dir) = cwd {
-        command.current_dir(dir);
-    }
-    let shown = argv.join(" ");
-    let (mut child, mut std_child) = Launcher::guarded(command, None)
-        .spawn()
-        .map_err(|f| f.context(format!("starting the client program {shown}")))?;
-
-    // A thread reads stdout, so the wait below is on the exit alone, with the deadline.
-    let mut stdout = std_child
-        .stdout
-        .take()
-        .ok_or_else(|| Failure::new("internal error: no stdout pipe"))?;
-    let (output_tx, output_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let read = (&mut stdout).take(MAX_OUTPUT + 1).read_to_end(&mut out);
-        let _ = output_tx.send(read.map(|_| out));
-    });
-
-    // Reaping kills what is left of its group, which also closes any inherited stdout.
-    let (exit, exited) = child.reap_by(deadline)?;
-    if !exited {
-        return Err(Failure::new(format!(
-            "the client program did not finish within --timeout-s (killed it): {shown}"
-        )));
-    }
-    let output = match output_rx.recv_timeout(DRAIN) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(Failure::new(format!("reading the client's stdout: {e}"))),
-        Err(_) => {
-            return Err(Failure::new(
-                "the client's stdout did not reach end of file",
-            ))
-        }
-    };
-    let text = String::from_utf8_lossy(&output);
-    if !exit.success() {
-        let said = match parse(&output) {
-            Ok(doc) => match doc.get("error") {
-                Some(Value::String(e)) => format!("it reported: {e}"),
-                _ => format!("its output: {}", excerpt(&text)),
-            },
-            Err(_) => format!("its output: {}", excerpt(&text)),
-        };
-        return Err(Failure::new(format!(
-            "the client program {} ({shown}); {said}",
-            exit.describe()
-        )));
-    }
-    let doc = parse(&output).map_err(|why| {
-        Failure::new(format!(
-            "the client program's output is not one JSON object ({why}): {}",
-            excerpt(&text)
-        ))
-    })?;
-    let mut outcome = read_report(&doc, request).map_err(|why| {
-        Failure::new(format!(
-            "the client program's JSON {why}: {}",
-            excerpt(&text)
-        ))
-    })?;
-    outcome.argv = argv;
-    outcome.cpu = exit.cpu();
-    Ok(outcome)
-}
-
-fn parse(output: &[u8]) -> std::result::Result<Map<String, Value>, String> {
-    if output.len() as u64 > MAX_OUTPUT {
-        return Err(format!("more than {MAX_OUTPUT} bytes"));
-    }
-    match serde_json::from_slice(output) {
-        Ok(Value::Object(doc)) => Ok(doc),
-        Ok(_) => Err("not an object".to_string()),
-        Err(e) => Err(e.to_string()),
-    }
+/// Runs the client program (--client-json) with the request's options and takes its numbers.
+pub fn run(common: &CommonArgs, request: &Request, deadline: Instant) -> Result<Outcome> {
+    let run = client::run("the client program", common, request.options(), deadline)?;
+    let reported = read_report(&run.report, request).map_err(|why| run.misfit(why))?;
+    Ok(Outcome {
+        client: run.cost,
+        reported,
+    })
 }
 
 /// The numbers the driver takes from the client's report (SPEC §3), after checking that it
-/// describes the run that was asked for.
+/// describes the run that was asked for (the kit has refused one that reports an `error`).
 fn read_report(
     doc: &Map<String, Value>,
     request: &Request,
-) -> std::result::Result<Outcome, String> {
-    if let Some(error) = doc.get("error") {
-        return Err(format!("reports an error ({error}) with exit status 0"));
-    }
+) -> std::result::Result<Reported, String> {
     let number = |field: &str| -> std::result::Result<Option<f64>, String> {
         match doc.get(field) {
             None => Ok(None),
@@ -198,30 +106,19 @@ fn read_report(
                 .ok_or_else(|| format!("has bytes = {v}, not a byte count"))?,
         ),
     };
-    Ok(Outcome {
-        argv: Vec::new(),
+    Ok(Reported {
         mb_per_s: required("mb_per_s")?,
         msgs_per_s: required("msgs_per_s")?,
         elapsed_s: number("elapsed_s")?,
         bytes,
         latency_us,
-        cpu: Duration::ZERO,
     })
-}
-
-fn excerpt(text: &str) -> String {
-    let trimmed = text.trim();
-    let shown: String = trimmed.chars().take(300).collect();
-    if shown.len() < trimmed.len() {
-        format!("{shown:?}…")
-    } else {
-        format!("{shown:?}")
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use driver_kit::testing::object as doc;
     use serde_json::json;
 
     fn request(mode: &str) -> Request<'_> {
@@ -231,13 +128,6 @@ mod tests {
             size: 4096,
             mode,
             kind: 0,
-        }
-    }
-
-    fn doc(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(m) => m,
-            _ => unreachable!(),
         }
     }
 
@@ -292,17 +182,9 @@ mod tests {
                 "stream",
                 "not a byte count",
             ),
-            (
-                json!({"error":"x","mb_per_s":1,"msgs_per_s":1}),
-                "stream",
-                "reports an error",
-            ),
         ] {
-            let err = read_report(&doc(report), &request(mode)).err().unwrap();
+            let err = read_report(&doc(report), &request(mode)).unwrap_err();
             assert!(err.contains(expect), "{err}");
         }
-        assert!(parse(b"[1]").is_err());
-        assert!(parse(b"{} {}").is_err());
-        assert!(parse(b" {\"a\":1}\n").is_ok());
     }
 }

@@ -5,7 +5,7 @@ use crate::load;
 use crate::own;
 use driver_kit::clock::CpuClock;
 use driver_kit::percentiles::{rate, round, Percentiles};
-use driver_kit::usage::{ImplUsage, NoExtra, Placement};
+use driver_kit::usage::{ImplUsage, LoadGenerator, NoExtra, Placement};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -42,6 +42,8 @@ pub struct Report {
     /// included); VmHWM read just before SIGTERM; its exit status (always 0 in a result).
     #[serde(rename = "impl")]
     usage: ImplUsage<NoExtra>,
+    /// The driver's threads (their CPU while the load ran) or the client program (its CPU
+    /// over its whole run, wait4); without cpu_clock.
     load_generator: LoadGenerator,
     port: u16,
     /// driver_cpus, impl_cpus (null: not pinned).
@@ -56,18 +58,6 @@ enum Latency {
     Measured(Percentiles),
     /// The client program's object, as it reported it.
     Reported(Value),
-}
-
-#[derive(Serialize)]
-struct LoadGenerator {
-    /// "driver" (the driver's own threads) or "client" (the implementation's program).
-    kind: &'static str,
-    /// The driver's CPU while the load ran, or the client program's over its whole run.
-    cpu_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    threads: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    argv: Option<Vec<String>>,
 }
 
 /// What loaded the server.
@@ -101,38 +91,31 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
                         .as_ref()
                         .map(|h| Latency::Measured(Percentiles::of(h))),
                     Some(outcome.replies_checked),
-                    LoadGenerator {
-                        kind: "driver",
-                        cpu_s: round(outcome.cpu.as_secs_f64(), 6),
-                        threads: Some(outcome.threads),
-                        argv: None,
-                    },
+                    LoadGenerator::driver(outcome.cpu, outcome.threads),
                 )
             }
-            Loaded::Own(outcome) => {
+            Loaded::Own(own::Outcome { client, reported }) => {
                 // The client's own numbers; elapsed from them when it does not say.
-                let elapsed_s = outcome.elapsed_s.unwrap_or(if outcome.msgs_per_s > 0.0 {
-                    measured as f64 / outcome.msgs_per_s
+                let elapsed_s = reported.elapsed_s.unwrap_or(if reported.msgs_per_s > 0.0 {
+                    measured as f64 / reported.msgs_per_s
                 } else {
                     0.0
                 });
                 (
                     elapsed_s,
-                    outcome.mb_per_s,
-                    outcome.msgs_per_s,
-                    outcome.latency_us.clone().map(Latency::Reported),
+                    reported.mb_per_s,
+                    reported.msgs_per_s,
+                    reported.latency_us.clone().map(Latency::Reported),
                     None,
-                    LoadGenerator {
-                        kind: "client",
-                        cpu_s: round(outcome.cpu.as_secs_f64(), 6),
-                        threads: None,
-                        argv: Some(outcome.argv.clone()),
-                    },
+                    LoadGenerator::client(client),
                 )
             }
         };
     let bytes = match loaded {
-        Loaded::Own(own::Outcome { bytes: Some(b), .. }) => *b,
+        Loaded::Own(own::Outcome {
+            reported: own::Reported { bytes: Some(b), .. },
+            ..
+        }) => *b,
         _ => bytes,
     };
     Report {
@@ -168,15 +151,9 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-    use driver_kit::output::DriverArgs;
+    use driver_kit::client::Cost;
+    use driver_kit::testing::args;
     use serde_json::json;
-
-    fn args(line: &str) -> Args {
-        let args = Args::try_parse_from(line.split_whitespace()).unwrap();
-        args.validate().unwrap();
-        args
-    }
 
     fn server() -> ServerMeasure {
         ServerMeasure {
@@ -259,13 +236,19 @@ mod tests {
              --client-json [\"c\"] -- s",
         );
         let loaded = Loaded::Own(own::Outcome {
-            argv: vec!["c".to_string()],
-            mb_per_s: 546.1,
-            msgs_per_s: 133_333.3,
-            elapsed_s: None,
-            bytes: None,
-            latency_us: None,
-            cpu: Duration::from_millis(250),
+            client: Cost {
+                argv: vec!["c".to_string()],
+                wall: Duration::from_millis(300),
+                user: Duration::from_millis(200),
+                system: Duration::from_millis(50),
+            },
+            reported: own::Reported {
+                mb_per_s: 546.1,
+                msgs_per_s: 133_333.3,
+                elapsed_s: None,
+                bytes: None,
+                latency_us: None,
+            },
         });
         let json = serde_json::to_value(build(&args, &loaded, &server())).unwrap();
         assert_eq!(json["load"], "own");

@@ -42,8 +42,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DIR")]
     pub impl_cwd: Option<PathBuf>,
 
-    /// The TCP port the implementation listens on (127.0.0.1), as given in IMPL_ARGV; drivers
-    /// whose implementation does not listen ignore it
+    /// The port the implementation listens on (TCP on 127.0.0.1 as given in IMPL_ARGV, or as
+    /// the driver's help says); drivers whose implementation does not listen ignore it
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
 

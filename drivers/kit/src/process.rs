@@ -357,10 +357,22 @@ impl Exit {
     /// User + system CPU time of the child and its threads over its life (µs resolution):
     /// the [`clock::CpuClock::Wait4Rusage`] method.
     pub fn cpu(&self) -> Duration {
-        let us =
-            |tv: &libc::timeval| (tv.tv_sec.max(0) as u64) * 1_000_000 + tv.tv_usec.max(0) as u64;
-        Duration::from_micros(us(&self.rusage.ru_utime) + us(&self.rusage.ru_stime))
+        self.user_cpu() + self.system_cpu()
     }
+
+    /// The user part of [`Exit::cpu`], for reports that show the split (the seed's `time`).
+    pub fn user_cpu(&self) -> Duration {
+        duration_of(&self.rusage.ru_utime)
+    }
+
+    /// The system part of [`Exit::cpu`].
+    pub fn system_cpu(&self) -> Duration {
+        duration_of(&self.rusage.ru_stime)
+    }
+}
+
+fn duration_of(tv: &libc::timeval) -> Duration {
+    Duration::from_micros((tv.tv_sec.max(0) as u64) * 1_000_000 + tv.tv_usec.max(0) as u64)
 }
 
 /// The name of a signal that commonly ends an implementation.
@@ -508,6 +520,11 @@ mod tests {
         let (exit, _) = child.stop(Duration::from_secs(30)).unwrap();
         // wait4's total covers the life the clock saw (µs resolution).
         assert!(exit.cpu() + Duration::from_micros(1) >= alive);
+        assert_eq!(exit.cpu(), exit.user_cpu() + exit.system_cpu());
+        assert!(
+            exit.user_cpu() > Duration::ZERO,
+            "a busy loop runs in user mode"
+        );
     }
 
     #[test]

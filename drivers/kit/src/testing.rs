@@ -1,11 +1,30 @@
-//! Checks a driver's own integration tests share: how a driver answers a bad command line is
-//! the contract's (output.rs), so every driver tests it the same way.
+//! Checks a driver's own tests share: how a driver answers a bad command line is the
+//! contract's (output.rs), so every driver tests it the same way; and the parsed command line
+//! its unit tests start from.
 
 // Assertions: a panic here is a failed test, with its message.
 #![allow(clippy::panic)]
 
-use serde_json::Value;
+use crate::output::{parse, DriverArgs, Usage};
+use serde_json::{Map, Value};
 use std::process::Command;
+
+/// A driver's arguments from the whitespace-separated `line` (program name first), parsed
+/// and validated as its `main` does (a failed test when they are refused).
+pub fn args<A: DriverArgs>(line: &str) -> A {
+    match parse::<A, _, _>(line.split_whitespace()) {
+        Ok(args) => args,
+        Err(Usage::Bad(e) | Usage::Exit(e)) => panic!("{line}: {e}"),
+    }
+}
+
+/// The members of a JSON object, e.g. of `json!({...})` (a failed test for any other value).
+pub fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(members) => members,
+        other => panic!("not a JSON object: {other}"),
+    }
+}
 
 /// Runs a driver's command and returns its exit status and the one JSON document it printed
 /// (a failed test, with stdout and stderr, when there is no such document).

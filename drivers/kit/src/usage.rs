@@ -1,7 +1,9 @@
 //! The parts every driver's report shares (docs/driver-contract.md): where the driver and the
-//! implementation ran, and the `impl` object, what the trial cost the implementation.
+//! implementation ran, the `impl` object, what the trial cost the implementation, and the
+//! `load_generator` object, what loading it cost.
 
 use crate::args::{CommonArgs, CpuList};
+use crate::client::Cost;
 use crate::clock::CpuClock;
 use crate::percentiles::round;
 use serde::Serialize;
@@ -67,6 +69,78 @@ impl<X: Serialize> ImplUsage<X> {
 #[derive(Clone, Debug, Serialize)]
 pub struct NoExtra {}
 
+/// The `load_generator` object: what loaded the implementation, the driver's own threads or
+/// the implementation's client program, and its CPU time (s, µs resolution).
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadGenerator {
+    /// "driver" (the driver's own threads) or "client" (the implementation's program).
+    pub kind: &'static str,
+    /// The driver's CPU while the load ran, or the client program's over its whole run.
+    pub cpu_s: f64,
+    /// How cpu_s was measured, where the workload's report says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_clock: Option<CpuClock>,
+    /// A client program's user and system parts of cpu_s (`time`'s), where the report says
+    /// them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_user_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_sys_s: Option<f64>,
+    /// The driver's load threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// The client program's command line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
+}
+
+impl LoadGenerator {
+    /// The driver's own `threads`, which used `cpu` while the load ran.
+    pub fn driver(cpu: Duration, threads: usize) -> Self {
+        LoadGenerator {
+            kind: "driver",
+            cpu_s: round(cpu.as_secs_f64(), 6),
+            cpu_clock: None,
+            cpu_user_s: None,
+            cpu_sys_s: None,
+            threads: Some(threads),
+            argv: None,
+        }
+    }
+
+    /// The implementation's client program: its CPU over its whole run (wait4) and its argv.
+    pub fn client(cost: &Cost) -> Self {
+        LoadGenerator {
+            kind: "client",
+            cpu_s: round(cost.cpu().as_secs_f64(), 6),
+            cpu_clock: None,
+            cpu_user_s: None,
+            cpu_sys_s: None,
+            threads: None,
+            argv: Some(cost.argv.clone()),
+        }
+    }
+
+    /// [`LoadGenerator::client`] with `cpu_clock` and the user/system split, as `time` shows
+    /// a program's cost.
+    pub fn client_timed(cost: &Cost) -> Self {
+        LoadGenerator {
+            cpu_clock: Some(CpuClock::Wait4Rusage),
+            cpu_user_s: Some(round(cost.user.as_secs_f64(), 6)),
+            cpu_sys_s: Some(round(cost.system.as_secs_f64(), 6)),
+            ..LoadGenerator::client(cost)
+        }
+    }
+
+    /// Names how cpu_s was measured.
+    pub fn with_clock(self, clock: CpuClock) -> Self {
+        LoadGenerator {
+            cpu_clock: Some(clock),
+            ..self
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +180,33 @@ mod tests {
         assert_eq!(json["maxrss_kb"], Value::Null);
         assert_eq!(json["exit_status"], 0);
         assert_eq!(json.as_object().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn the_load_generator_says_only_what_the_report_asks_for() {
+        let driver = LoadGenerator::driver(Duration::from_micros(90_000_400), 32);
+        assert_eq!(
+            serde_json::to_string(&driver).unwrap(),
+            r#"{"kind":"driver","cpu_s":90.0004,"threads":32}"#
+        );
+        let clocked = driver.with_clock(CpuClock::ProcessCpuClock);
+        assert_eq!(
+            serde_json::to_value(&clocked).unwrap()["cpu_clock"],
+            "process-cpu-clock"
+        );
+        let cost = Cost {
+            argv: vec!["c".to_string(), "-x".to_string()],
+            wall: Duration::from_millis(400),
+            user: Duration::from_micros(120_001),
+            system: Duration::from_millis(80),
+        };
+        assert_eq!(
+            serde_json::to_string(&LoadGenerator::client(&cost)).unwrap(),
+            r#"{"kind":"client","cpu_s":0.200001,"argv":["c","-x"]}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&LoadGenerator::client_timed(&cost)).unwrap(),
+            r#"{"kind":"client","cpu_s":0.200001,"cpu_clock":"wait4-rusage","cpu_user_s":0.120001,"cpu_sys_s":0.08,"argv":["c","-x"]}"#
+        );
     }
 }

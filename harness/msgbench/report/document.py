@@ -126,7 +126,7 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if len(matrix.headers) > 1:
         doc.blocks.append(matrix)
         if failures:
-            doc.blocks.append(Para("**Failing tests**"))
+            doc.blocks.append(Para("**Failing tests and known deviations**"))
             doc.blocks.append(Messages(failures))
     else:
         doc.blocks.append(Para("No conformance results in this run.", "muted"))

@@ -47,6 +47,12 @@ class TrialContext:
     timeout_s: int
     hosts: TrialHosts | None = None  # the scenario's hosts, set up by the runner
 
+    def scenario_argv(self) -> list[str]:
+        """The scenario's arguments for this profile, with the implementation's own parameters
+        for it where its impl.toml has them ([params.<scenario>.<profile>])."""
+        own = self.impl.params.get(self.scenario.name, {}).get(self.profile)
+        return self.scenario.argv(self.profile, own)
+
     @property
     def stderr_log(self) -> Path:
         """Where the implementation's stderr goes (kept in the run's logs)."""

@@ -30,7 +30,7 @@ class Server(TrialKind):
         client = impl.client_argv(port)
         options["client-json"] = json.dumps(client) if client else None
         return DriverCall(
-            base=[*w.driver(s.driver), *s.argv(ctx.profile)],
+            base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=options,
             impl_argv=impl.argv(port),
         )

@@ -13,7 +13,7 @@ class Stdio(TrialKind):
     def call(self, ctx: TrialContext) -> DriverCall:
         w, s = ctx.workload, ctx.scenario
         return DriverCall(
-            base=[*w.driver(s.driver), *s.argv(ctx.profile)],
+            base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=contract_options(ctx),
             impl_argv=ctx.impl.argv(),
         )

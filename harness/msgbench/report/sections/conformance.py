@@ -15,7 +15,9 @@ def _verify(wl: dict, results: dict) -> dict[str, dict]:
 
 
 def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]:
-    """The matrix and the failing tests' messages as (title, message)."""
+    """The matrix and the failing tests' messages as (title, message). A reference system's
+    known deviations (impl.toml [conformance.deviations]) show as `deviation`, their reasons
+    among the messages: measured all the same, since what the benchmark uses passed."""
     verify = _verify(wl, results)
     cols = [i for i in impls if i.id in verify]
     tests: list[str] = []
@@ -28,12 +30,18 @@ def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]
                 tests.append(f["test"])
     headers = ["test"] + [i.id for i in cols]
     rows: list[list[Cell]] = []
-    totals = [Cell("passed / failed / n/a", "muted")]
+    any_deviation = any(verify[i.id].get("deviations") for i in cols)
+    totals = [
+        Cell("passed / failed / n/a" + (" / known deviations" if any_deviation else ""), "muted")
+    ]
     for imp in cols:
         v = verify[imp.id]
         failed = v.get("failed", 0)
         cls = "num fail" if failed else "num pass"
-        totals.append(Cell(f"{v.get('passed', 0)} / {failed} / {v.get('skipped', 0)}", cls))
+        text = f"{v.get('passed', 0)} / {failed} / {v.get('skipped', 0)}"
+        if any_deviation:
+            text += f" / {v.get('deviations', 0)}"
+        totals.append(Cell(text, cls))
     rows.append(totals)
     for t in tests:
         cells = [Cell(t, "test")]
@@ -49,6 +57,8 @@ def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]
                 cells.append(Cell("FAIL", "fail"))
             elif state in ("n/a", "na", "skip", "skipped"):
                 cells.append(Cell("n/a" if state in ("n/a", "na") else "skip", "na"))
+            elif state == "deviation":
+                cells.append(Cell("deviation", "na"))
             else:
                 cells.append(Cell(state or "—", "muted"))
         rows.append(cells)
@@ -56,6 +66,10 @@ def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]
         (f"{imp.id}: {f.get('test', '?')}", f.get("message", ""))
         for imp in cols
         for f in verify[imp.id].get("failures") or []
+    ] + [
+        (f"{imp.id}: {test} (known deviation)", why)
+        for imp in cols
+        for test, why in (verify[imp.id].get("deviation_reasons") or {}).items()
     ]
     table = Table(headers, rows, [False] * len(headers), cls="matrix")
     not_verified = [i.id for i in impls if i.id not in verify]
@@ -95,15 +109,23 @@ def interop(wl: dict, impls: list[ImplInfo], results: dict) -> Table | None:
         return None
     servers = [i for i in impls if i.id in verify]
     clients = [i for i in impls if any(c == i.id for c, _ in pairs)]
+    # A third-party client (not an implementation of the lab, e.g. pychonet) that a suite ran
+    # against the servers: its own row, named as the suite recorded it.
+    known = {i.id for i in impls}
+    third = sorted({c for c, _ in pairs if c not in known})
     rows = []
-    for client in clients:
-        cells = [Cell(f"{client.id} client", "impl", color=client.color)]
+    for client_id, label, color in [(c.id, f"{c.id} client", c.color) for c in clients] + [
+        (c, f"{c} (third party)", "") for c in third
+    ]:
+        cells = [Cell(label, "impl", color=color)]
         for server in servers:
-            states = pairs.get((client.id, server.id), [])
+            states = pairs.get((client_id, server.id), [])
             if not states:
                 cells.append(Cell("—", "muted"))
             elif any(s == "FAIL" for s in states):
                 cells.append(Cell("FAIL", "fail"))
+            elif "deviation" in states:
+                cells.append(Cell("deviation", "na", sub=f"{len(states)} tests"))
             elif all(s == "pass" for s in states):
                 cells.append(Cell("pass", "pass", sub=f"{len(states)} tests"))
             else:
