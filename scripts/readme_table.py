@@ -2,7 +2,11 @@
 per scenario, the primary metric's median and its ratio to the workload's reference system
 (redis-server) or, without one, to the baseline — both from the same run.
 
-    .venv/bin/python scripts/readme_table.py [RUN-ID]     # default: the latest stored run
+    .venv/bin/python scripts/readme_table.py [RUN-ID] [--floor]
+
+RUN-ID defaults to the latest stored run; --floor takes the ratios to the baseline even where
+the workload has a reference (echonet's reference, uecho, is a framework measured beside the
+lab's implementations, not the system they imitate).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from msgbench.charts import fmt_num, fmt_value
 
 
 def main() -> None:
-    doc = store.load(sys.argv[1] if len(sys.argv) > 1 else None)
+    args = [a for a in sys.argv[1:] if a != "--floor"]
+    floor = "--floor" in sys.argv[1:]
+    doc = store.load(args[0] if args else None)
     for wl in doc["workloads"]:
         rows = {
             (r["scenario"], r["impl"]): r
@@ -24,7 +30,7 @@ def main() -> None:
             == next(s["primary"] for s in wl["scenarios"] if s["name"] == r["scenario"])
         }
         impls = list(dict.fromkeys(i for _, i in rows))
-        base = wl.get("reference") or wl["baseline"]
+        base = wl["baseline"] if floor else (wl.get("reference") or wl["baseline"])
         impls.sort(key=lambda i: (i != base, i != wl["baseline"], i))
         heads = [f"{s['name']} ({s['metrics'][s['primary']]['label']})" for s in wl["scenarios"]]
         print("| implementation | " + " | ".join(heads) + " |")

@@ -518,6 +518,12 @@ def sweep_chart(
             drawn += 1
         if logx:
             ax.set_xscale("log")
+            # The swept values themselves as ticks (1, 8, 32), not powers of ten.
+            xs = sorted({p[0] for pts in series.values() for p in pts if p[1] is not None})
+            if xs:
+                ax.set_xticks(xs)
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
         if logy:
             ax.set_yscale("log")
             ax.yaxis.set_minor_formatter(NullFormatter())

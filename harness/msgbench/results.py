@@ -99,6 +99,13 @@ def scenario_entry(w: Workload, s: Scenario, m: Measurements | None) -> dict:
     clocks = cpu_clocks(w, s, names, m)
     if clocks:
         entry["cpu_clocks"] = clocks
+    if s.hosts is not None:  # where its trials ran (each trial's addresses: the driver log)
+        entry["hosts"] = {
+            "topology": s.hosts.topology,
+            "names": s.hosts.names(),
+            "loss_percent": s.hosts.loss_percent,
+            "rate": s.hosts.rate,
+        }
     return entry
 
 

@@ -158,6 +158,8 @@ def _scenario(
     doc.heading(3, f"{sname}", slug(wl["name"], sname))
     if scen.get("description"):
         doc.blocks.append(Para(scen["description"], "muted"))
+    if scen.get("hosts"):
+        doc.blocks.append(Para(_hosts_line(scen["hosts"]), "muted"))
     if scen.get("primary") not in defs:
         doc.blocks.append(Para(f"primary metric `{scen.get('primary')}` has no results"))
         return
@@ -167,3 +169,20 @@ def _scenario(
         doc.blocks.append(Charts(items))
     doc.blocks.append(summary.full_table(scen, defs, impls, outcomes))
     doc.blocks.extend(families.tables(wl, scen, defs, impls, outcomes))
+
+
+def _hosts_line(h: dict) -> str:
+    """Where a scenario's trials ran, in one line: the topology, its hosts, its faults."""
+    names = h.get("names") or []
+    shown = ", ".join(names) if len(names) <= 4 else f"{names[0]}, {names[1]} … {names[-1]}"
+    where = (
+        "network namespaces on one bridge"
+        if h.get("topology") == "netns"
+        else "distinct loopback addresses"
+    )
+    faults = []
+    if h.get("loss_percent"):
+        faults.append(f"{h['loss_percent']:g}% of datagrams dropped at random each way")
+    if h.get("rate"):
+        faults.append(f"egress limited to {h['rate']}")
+    return f"hosts: {len(names)} ({shown}), {where}" + (f"; {'; '.join(faults)}" if faults else "")
