@@ -106,7 +106,7 @@ static void precompute(const uint8_t addr[4]) {
 
 /* The precomputed rest of the reply to this datagram, or NULL (and the datagram counted). */
 static const uint8_t *answer(const uint8_t *d, size_t len, size_t *tail_len, struct counters *c) {
-    if (len < 4 || d[0] != 0x10 || (d[1] != 0x81 && d[1] != 0x82) || (d[1] == 0x81 && len < 12)) {
+    if (len < 12 || d[0] != 0x10 || (d[1] != 0x81 && d[1] != 0x82)) {
         c->dropped_malformed++;
         return 0;
     }

