@@ -110,10 +110,13 @@ def test_an_exception_inside_the_block_still_removes_every_namespace():
     assert not ours(topo)
 
 
+# Python's own SIGINT handler, set explicitly: a job started in the background by a
+# non-interactive shell (make under CI) inherits SIGINT ignored, and Python keeps it so.
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
     from msgbench import topology
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with topology.Topology(["a", "b"]) as topo:
         print(topo.tag, flush=True)
         time.sleep(60)
