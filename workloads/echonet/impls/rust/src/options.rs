@@ -6,7 +6,9 @@
 
 use crate::frame::{Eoj, PORT};
 use crate::transport::Config;
+use std::io::Write;
 use std::net::Ipv4Addr;
+use std::process::ExitCode;
 use std::time::Duration;
 
 pub const NODE_USAGE: &str = "\
@@ -41,6 +43,36 @@ options: --bind (default 0.0.0.0), --ifaddr (default --bind), --port (default 36
 pub enum Parsed<T> {
     Run(T),
     Help,
+}
+
+/// The program's own command line, parsed by `parse`: the options to run with, or the exit
+/// status once `--help` printed the usage (0) or a bad command line was reported (2).
+pub fn from_command_line<T>(
+    name: &str,
+    usage: &str,
+    parse: fn(&[String]) -> Result<Parsed<T>, String>,
+) -> Result<T, ExitCode> {
+    let args: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string())
+        .collect();
+    let parsed = match args {
+        Ok(args) => parse(&args),
+        Err(bad) => Err(format!("argument {bad:?} is not UTF-8")),
+    };
+    match parsed {
+        Ok(Parsed::Run(options)) => Ok(options),
+        Ok(Parsed::Help) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{usage}");
+            let _ = out.flush();
+            Err(ExitCode::SUCCESS)
+        }
+        Err(msg) => {
+            eprintln!("{name}: {msg}\n{usage}");
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// The node's command line.

@@ -8,7 +8,8 @@
 use echonet_rust::controller::{Answer, Controller, Request};
 use echonet_rust::frame::{esv, Eoj, Properties, Property};
 use echonet_rust::options::{
-    parse_controller, BenchMode, Command, ControllerOptions, Parsed, SetProperty, CONTROLLER_USAGE,
+    from_command_line, parse_controller, BenchMode, Command, ControllerOptions, SetProperty,
+    CONTROLLER_USAGE,
 };
 use echonet_rust::transport::Endpoint;
 use serde::Serialize;
@@ -25,24 +26,9 @@ const PROFILE_EPCS: [u8; 12] = [
 ];
 
 fn main() -> ExitCode {
-    let args: Result<Vec<String>, _> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.into_string())
-        .collect();
-    let parsed = match args {
-        Ok(args) => parse_controller(&args),
-        Err(bad) => Err(format!("argument {bad:?} is not UTF-8")),
-    };
-    let options = match parsed {
-        Ok(Parsed::Run(options)) => options,
-        Ok(Parsed::Help) => {
-            say(CONTROLLER_USAGE);
-            return ExitCode::SUCCESS;
-        }
-        Err(msg) => {
-            eprintln!("{NAME}: {msg}\n{CONTROLLER_USAGE}");
-            return ExitCode::from(2);
-        }
+    let options = match from_command_line(NAME, CONTROLLER_USAGE, parse_controller) {
+        Ok(options) => options,
+        Err(status) => return status,
     };
     match run(options) {
         Ok(json) => {

@@ -7,7 +7,7 @@
 //! (address in use): exit 1.
 
 use echonet_rust::frame::MAX_DATAGRAM;
-use echonet_rust::options::{parse_node, Parsed, NODE_USAGE};
+use echonet_rust::options::{from_command_line, parse_node, NODE_USAGE};
 use echonet_rust::responder::{Counters, Responder};
 use echonet_rust::transport::{Config, Endpoint};
 use std::io::Write;
@@ -27,24 +27,9 @@ const WAKE_INTERVAL: Duration = Duration::from_millis(100);
 const ANNOUNCEMENT_TID: [u8; 2] = [0x00, 0x01];
 
 fn main() -> ExitCode {
-    let args: Result<Vec<String>, _> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.into_string())
-        .collect();
-    let parsed = match args {
-        Ok(args) => parse_node(&args),
-        Err(bad) => Err(format!("argument {bad:?} is not UTF-8")),
-    };
-    let config = match parsed {
-        Ok(Parsed::Run(config)) => config,
-        Ok(Parsed::Help) => {
-            say(NODE_USAGE);
-            return ExitCode::SUCCESS;
-        }
-        Err(msg) => {
-            eprintln!("{NAME}: {msg}\n{NODE_USAGE}");
-            return ExitCode::from(2);
-        }
+    let config = match from_command_line(NAME, NODE_USAGE, parse_node) {
+        Ok(config) => config,
+        Err(status) => return status,
     };
     match run(config) {
         Ok(()) => ExitCode::SUCCESS,
