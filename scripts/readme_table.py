@@ -2,11 +2,12 @@
 per scenario, the primary metric's median and its ratio to the workload's reference system
 (redis-server) or, without one, to the baseline — both from the same run.
 
-    .venv/bin/python scripts/readme_table.py [RUN-ID] [--floor]
+    .venv/bin/python scripts/readme_table.py [RUN-ID] [--floor] [--by-scenario]
 
 RUN-ID defaults to the latest stored run; --floor takes the ratios to the baseline even where
 the workload has a reference (echonet's reference, uecho, is a framework measured beside the
-lab's implementations, not the system they imitate).
+lab's implementations, not the system they imitate). --by-scenario prints one row per scenario
+and one column per implementation instead (capnp's 24 scenarios).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from msgbench.charts import fmt_num, fmt_value
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--floor"]
+    args = [a for a in sys.argv[1:] if a not in ("--floor", "--by-scenario")]
     floor = "--floor" in sys.argv[1:]
+    by_scenario = "--by-scenario" in sys.argv[1:]
     doc = store.load(args[0] if args else None)
     for wl in doc["workloads"]:
         rows = {
@@ -32,20 +34,29 @@ def main() -> None:
         impls = list(dict.fromkeys(i for _, i in rows))
         base = wl["baseline"] if floor else (wl.get("reference") or wl["baseline"])
         impls.sort(key=lambda i: (i != base, i != wl["baseline"], i))
+
+        def cell(scenario: str, impl: str, rows=rows, base=base) -> str:
+            r, b = rows.get((scenario, impl)), rows.get((scenario, base))
+            if r is None or r["status"] != "ok":
+                return r["status"].upper() if r else "—"
+            text = fmt_value(r["median"], r["unit"])
+            if impl != base and b and b["status"] == "ok":
+                text += f" ({fmt_num(stats.ratio(r['samples'], b['samples'])['ratio'])}×)"
+            return text
+
+        if by_scenario:
+            primary = wl["scenarios"][0]
+            label = primary["metrics"][primary["primary"]]["label"]
+            print(f"| scenario ({label}) | " + " | ".join(impls) + " |")
+            print("|---|" + "---:|" * len(impls))
+            for s in wl["scenarios"]:
+                print(f"| {s['name']} | " + " | ".join(cell(s["name"], i) for i in impls) + " |")
+            continue
         heads = [f"{s['name']} ({s['metrics'][s['primary']]['label']})" for s in wl["scenarios"]]
         print("| implementation | " + " | ".join(heads) + " |")
         print("|---|" + "---:|" * len(heads))
         for impl in impls:
-            cells = []
-            for s in wl["scenarios"]:
-                r, b = rows.get((s["name"], impl)), rows.get((s["name"], base))
-                if r is None or r["status"] != "ok":
-                    cells.append(r["status"].upper() if r else "—")
-                    continue
-                text = fmt_value(r["median"], r["unit"])
-                if impl != base and b and b["status"] == "ok":
-                    text += f" ({fmt_num(stats.ratio(r['samples'], b['samples'])['ratio'])}×)"
-                cells.append(text)
+            cells = [cell(s["name"], impl) for s in wl["scenarios"]]
             print(f"| {impl} | " + " | ".join(cells) + " |")
 
 

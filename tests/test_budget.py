@@ -72,14 +72,17 @@ def test_durations_round_trip_through_a_run_document(fake_lab):
 
 
 def test_quick_profile_of_every_workload_fits_the_budget():
-    """The repository's own durations say `make bench` fits in 10 minutes here (measured by
-    `msgbench durations` after a quick run); a change to the quick profile that breaks the
-    budget fails here, before anybody waits for it."""
+    """The repository's own durations say `make bench` fits in 15 minutes here with every
+    workload (issue 9: 10 minutes for the first three, 15 once echonet and capnp exist;
+    measured by `msgbench durations` after a quick run), leaving a margin for the build check
+    and the report; a change to the quick profile that breaks the budget fails here, before
+    anybody waits for it."""
     bp = pipeline.make_plan(pipeline.BenchRequest(profile="quick", placement="none"))
     est = budget.estimate(bp.plan, "quick", runner.planned_trials(bp.plan, "quick"))
-    assert est.total_s < 9 * 60, budget.fmt_duration(est.total_s)
+    assert est.total_s < 13 * 60, budget.fmt_duration(est.total_s)
     for w, _, _ in bp.plan:  # every scenario and implementation has been timed
-        known = budget.load(w)["trials"]["quick"]
+        known = budget.load(w).get("trials", {}).get("quick", {})
         for s in w.scenarios_for("quick"):
+            # (an absent implementation is never run, so it has no duration to keep)
             chosen, _ = runner.runnable(w, s, list(w.impls.values()))
-            assert {i.id for i in chosen} <= set(known[s.name]), (w.name, s.name)
+            assert {i.id for i in chosen} <= set(known.get(s.name, {})), (w.name, s.name)

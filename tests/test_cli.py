@@ -55,7 +55,10 @@ def test_list_json_names_every_implementation_with_its_command_line():
     for impl in ("baseline", "c", "cpp", "rust", "go", "python"):
         assert ("nativemsg", impl) in ids
     for row in rows:
-        assert set(row) >= {"workload", "impl", "language", "variant", "built", "run"}
+        assert set(row) >= {"workload", "impl", "language", "variant", "built", "run", "absent"}
+        if row["absent"]:  # listed with the reason why there is no program (impl.toml `absent`)
+            assert row["run"] == [] and not row["built"]
+            continue
         assert isinstance(row["run"], list) and row["run"]
         # Lab programs are named by absolute path; a reference system is a program on PATH.
         if row["variant"] == "reference":
@@ -68,3 +71,12 @@ def test_report_of_unknown_run_is_a_usage_error():
     r = msgbench("report", "no-such-run-id")
     assert r.returncode == 2
     assert "msgbench: error:" in r.stderr
+
+
+def test_list_shows_an_absent_implementation_with_its_reason():
+    r = msgbench("list", "capnp")
+    assert r.returncode == 0, r.stderr
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines()]
+    assert ["capnp", "c", "c", "-", "absent"] in [row[:5] for row in rows]
+    reason = " ".join(row[5] for row in rows if len(row) == 6)
+    assert "no official C library" in reason

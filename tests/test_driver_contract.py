@@ -303,3 +303,45 @@ def test_echonet_driver_errors(validator, tmp_path):
         args = [*ECHONET_ARGS, *echonet_hosts(hosts), *common(tmp_path)]
         status, doc = run([*argv, *args, "--", MISSING_IMPL])
     assert_error(validator, status, doc, 1, MISSING_IMPL)
+
+
+# ---- capnp -----------------------------------------------------------------------------------
+
+#: The capnp suite's small correct program (pycapnp), so these tests need no implementation.
+CAPNP_PROGRAM = paths.ROOT / "workloads" / "capnp" / "conformance" / "selftest" / "impl.py"
+
+
+def capnp_program(bug: str | None = None) -> list[str]:
+    if not paths.VENV_PYTHON.exists():
+        pytest.skip("no .venv (pycapnp): make setup")
+    return [str(paths.VENV_PYTHON), str(CAPNP_PROGRAM), *(["--bug", bug] if bug else [])]
+
+
+@pytest.mark.parametrize(("mode", "clock"), [("bytes", "self-reported"), ("pipe", "wait4-rusage")])
+def test_capnp_driver_report(validator, tmp_path, mode, clock):
+    argv = driver_argv("capnp")
+    args = ["--case", "eval", "--mode", mode, "--iterations", "60", *common(tmp_path)]
+    status, doc = run([*argv, *args, "--", *capnp_program()])
+    assert status == 0, doc
+    assert_report(validator, doc, "capnp", clock)
+    assert (doc["iterations"], doc["warmup"]) == (60, 3)
+    assert doc["us_per_iteration"] > 0 and doc["cpu_us_per_iteration"] > 0
+    assert doc["mb_per_s"] > 0 and doc["program"]["checked"] == 63
+    if mode == "pipe":
+        assert doc["impl"]["served"] == 63 and doc["load_generator"]["kind"] == "client"
+        # The server's whole-life CPU per request counts in the figure per iteration.
+        assert doc["cpu_us_per_iteration"] > doc["program"]["cpu_s"] * 1e6 / 60
+
+
+def test_capnp_driver_errors(validator, tmp_path):
+    argv = driver_argv("capnp")
+    bad = ["--case", "eval", "--mode", "object", "--compression", "packed", "--iterations", "5"]
+    status, doc = run([*argv, *bad, "--", "x"])
+    assert_error(validator, status, doc, 2, "bad command line")
+    args = ["--case", "eval", "--mode", "pipe", "--iterations", "40", *common(tmp_path)]
+    status, doc = run([*argv, *args, "--", MISSING_IMPL])
+    assert_error(validator, status, doc, 1, MISSING_IMPL)
+    # A server that answers wrongly: its client fails, and the error says which and why.
+    status, doc = run([*argv, *args, "--", *capnp_program("div-zero-zero")])
+    assert_error(validator, status, doc, 1, "the client exited with status 1")
+    assert "expected" in doc["error"], doc

@@ -12,7 +12,9 @@ C++, Go: a Go folder is one package).
 
 An implementation opts out only in its impl.toml, with a reason: `[layout] exempt = "why"` for
 the whole implementation (a deliberately minimal floor, a reference binary), or
-`[layout.absent] part = "why"` for one part its language or a library provides.
+`[layout.absent] part = "why"` for one part its language or a library provides. An absent
+implementation (top-level `absent = "why"`: the language has none, e.g. no official library) has
+no program and so no parts: it must have no sources either.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Impl:
     language: str
     sources_globs: list[str]
     layout: dict
+    absent: str = ""  # impl.toml `absent`: no program in this language (nothing to lay out)
 
     @property
     def id(self) -> str:
@@ -84,6 +87,7 @@ def impls_of(workload_dir: Path) -> list[Impl]:
                 language=data["language"],
                 sources_globs=data.get("metrics", {}).get("sources", []),
                 layout=data.get("layout", {}),
+                absent=data.get("absent", ""),
             )
         )
     return out
@@ -114,6 +118,11 @@ def part_present(name: str, impl: Impl, sources: list[Path], parts: list[str]) -
 
 def layout_problems(impl: Impl, parts: list[str]) -> list[str]:
     """What is wrong with the parts of one implementation (empty: nothing)."""
+    if impl.absent:  # no program, so no parts; and nothing that looks like one (never faked)
+        code = [p for p in impl.dir.rglob("*") if p.suffix in EXTENSIONS[impl.language]]
+        if impl.sources_globs or code:
+            return ["an absent implementation has sources"]
+        return []
     if impl.layout.get("exempt"):
         return []
     problems = []
@@ -222,6 +231,9 @@ def test_part_names_are_importable_python_modules(wdir: Path):
 
 @pytest.mark.parametrize("impl", _all_impls(), ids=lambda i: f"{i.workload}/{i.id}")
 def test_every_part_is_there_under_its_name(impl: Impl):
+    if impl.absent:
+        assert layout_problems(impl, []) == []
+        return
     exempt = impl.layout.get("exempt")
     if exempt is not None:
         assert str(exempt).strip(), "[layout] exempt needs a reason"
@@ -292,6 +304,18 @@ def test_exemptions_must_be_real(tmp_path: Path):
         "[layout.absent] names 'glob', which is not a part",
         "part 'commands/strings' missing",
     ]
+
+
+def test_an_absent_implementation_has_no_parts_and_no_sources(tmp_path: Path):
+    parts = ["protocol", "commands/strings"]
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "impl.toml").write_text('id = "c"\nabsent = "no official library"\n')
+    absent = Impl("toy", tmp_path / "c", "c", [], {}, absent="no official library")
+    assert layout_problems(absent, parts) == []
+    (tmp_path / "c" / "protocol.c").write_text("x\n")  # a fake one after all
+    assert layout_problems(absent, parts) == ["an absent implementation has sources"]
+    declared = Impl("toy", tmp_path / "c", "c", ["*.c"], {}, absent="no official library")
+    assert layout_problems(declared, parts) == ["an absent implementation has sources"]
 
 
 def test_misplaced_unit_tests_are_reported(tmp_path: Path):

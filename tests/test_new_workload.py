@@ -139,12 +139,30 @@ def _harness_snapshot() -> dict[str, float]:
     return {str(p): p.stat().st_mtime for p in (paths.ROOT / "harness").rglob("*") if p.is_file()}
 
 
+ABSENT = """
+id = "c"
+language = "c"
+summary = "none: no C library for squares"
+absent = "squares has no official C library"
+[build]
+system = "none"
+[run]
+argv = []
+"""
+
+
 def test_a_new_workload_with_its_own_trial_kind_runs_end_to_end(tmp_path):
     before = _harness_snapshot()
-    _workload(tmp_path)
+    w = _workload(tmp_path)
+    (w / "impls" / "c").mkdir()
+    (w / "impls" / "c" / "impl.toml").write_text(ABSENT)  # a language with none: kept, said why
     listed = _msgbench(tmp_path, "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    assert {i["impl"] for i in json.loads(listed.stdout)} == {"floor", "python", "wrong"}
+    assert {i["impl"] for i in json.loads(listed.stdout)} == {"floor", "python", "wrong", "c"}
+
+    built = _msgbench(tmp_path, "build", "squares", "--impl", "c")
+    assert built.returncode == 0, built.stderr
+    assert "skipped squares/c: absent: squares has no official C library" in built.stderr
 
     r = _msgbench(tmp_path, "bench", "squares", "--profile", "smoke", "--no-build")
     # `wrong` fails its conformance suite: not measured, so the run exits 1 but goes on.
@@ -159,8 +177,14 @@ def test_a_new_workload_with_its_own_trial_kind_runs_end_to_end(tmp_path):
     assert rows[("wrong", "ns_per_op")]["status"] == "fail"
     verdicts = {v["impl"]: v for v in doc["verify"]}
     assert verdicts["python"]["passed"] == 1 and verdicts["wrong"]["failed"] == 1
+    # The absent C row: not applicable in verify, skipped with the reason, said once.
+    assert verdicts["c"]["absent"] and not verdicts["c"]["error"] and not verdicts["c"]["failed"]
+    assert rows[("c", "ns_per_op")]["status"] == "skipped"
+    assert rows[("c", "ns_per_op")]["reason"] == "absent: squares has no official C library"
+    assert "c" not in {m["impl"] for m in doc["metrics"]}
     assert (run_dir / "report.html").stat().st_size > 0
-    assert "squares" in (run_dir / "report.md").read_text()
+    md = (run_dir / "report.md").read_text()
+    assert "squares" in md and md.count("squares has no official C library") == 1
     # Durations were kept for the planner of the next run.
     assert doc["durations"]["trials"]["squares"]["n1000"]["python"]
     assert _harness_snapshot() == before, "adding a workload must not touch the harness"

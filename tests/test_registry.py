@@ -65,3 +65,146 @@ def test_manifest_with_unknown_language_is_refused(fake_lab):
     registry.load.cache_clear()
     with pytest.raises(registry.ManifestError, match="language must be one of"):
         registry.load()
+
+
+ABSENT_TOML = """
+id = "c"
+language = "c"
+summary = "none: no official library"
+absent = "no official C library"
+[build]
+system = "none"
+[run]
+argv = []
+"""
+
+
+def _impl_manifest(fake_lab, impl_id: str, text: str) -> None:
+    d = fake_lab.dir / "impls" / impl_id
+    d.mkdir(exist_ok=True)
+    (d / "impl.toml").write_text(text)
+    registry.load.cache_clear()
+
+
+def test_an_absent_implementation_is_kept_with_its_reason_and_no_program(fake_lab):
+    _impl_manifest(fake_lab, "c", ABSENT_TOML)
+    impl = registry.workload("toy").impls["c"]
+    assert impl.absent == "no official C library"
+    assert impl.argv() == [] and impl.client_argv() == [] and impl.sources() == []
+    assert not impl.built  # never "built", and asking does not look for a program
+    listed = impl.as_json()
+    assert listed["absent"] == "no official C library" and listed["run"] == []
+    assert registry.workload("toy").impls["fast"].absent == ""
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (ABSENT_TOML.replace("argv = []", 'argv = ["x"]'), "has no program"),
+        (ABSENT_TOML.replace('"none"', '"cmake"'), "has no program"),
+        (ABSENT_TOML.replace('"no official C library"', '""'), "non-empty reason"),
+        (ABSENT_TOML.replace('absent = "no official C library"\n', ""), "argv is empty"),
+    ],
+)
+def test_an_absent_implementation_must_have_no_program_and_a_reason(fake_lab, text, message):
+    _impl_manifest(fake_lab, "c", text)
+    with pytest.raises(registry.ManifestError, match=message):
+        registry.load()
+
+
+def test_the_floor_cannot_be_absent(fake_lab):
+    _impl_manifest(fake_lab, "floor", ABSENT_TOML.replace('id = "c"', 'id = "floor"'))
+    with pytest.raises(registry.ManifestError, match="baseline is 'floor', which is absent"):
+        registry.load()
+
+
+PEER_SCENARIOS = """
+[[scenarios]]
+name = "pair-floor"
+args = []
+primary = "p50"
+metrics = ["p50"]
+peer = "floor"
+params.smoke = {}
+[[scenarios]]
+name = "pair-fast"
+args = []
+primary = "p50"
+metrics = ["p50", "p99"]
+peer = "fast"
+params.smoke = {}
+"""
+
+
+def _with_tables(fake_lab, tables: str) -> None:
+    manifest = fake_lab.dir / "workload.toml"
+    manifest.write_text(manifest.read_text() + PEER_SCENARIOS + tables)
+    registry.load.cache_clear()
+
+
+RATIO = """
+[[ratio_charts]]
+title = "fast against floor"
+metric = "{metric}"
+numerator = "fast"
+denominator = "{den}"
+scenarios = {scenarios}
+"""
+MATRIX = """
+[[matrices]]
+title = "pairs"
+metric = "{metric}"
+scenarios = {scenarios}
+"""
+
+
+def test_ratio_charts_and_matrices_load(fake_lab):
+    _with_tables(
+        fake_lab,
+        RATIO.format(metric="p50", den="floor", scenarios='["ping", "pair-fast"]')
+        + MATRIX.format(metric="p50", scenarios='["pair-floor", "pair-fast"]'),
+    )
+    w = registry.workload("toy")
+    assert w.ratio_charts[0]["scenarios"] == ["ping", "pair-fast"]
+    assert w.matrices[0]["scenarios"] == ["pair-floor", "pair-fast"]
+    assert w.scenarios["pair-fast"].peer == "fast"
+
+
+@pytest.mark.parametrize(
+    "tables, message",
+    [
+        (RATIO.format(metric="p50", den="floor", scenarios='["nope"]'), "unknown scenario 'nope'"),
+        (
+            RATIO.format(metric="p99", den="floor", scenarios='["pair-fast", "pair-floor"]'),
+            "scenario 'pair-floor' does not measure metric 'p99'",
+        ),
+        (RATIO.format(metric="p50", den="fast", scenarios='["ping"]'), "both 'fast'"),
+        (RATIO.format(metric="p50", den="floor", scenarios="[]"), "no scenarios"),
+        (MATRIX.format(metric="p50", scenarios='["nope"]'), "unknown scenario 'nope'"),
+        (MATRIX.format(metric="p99", scenarios='["pair-floor"]'), "does not measure metric 'p99'"),
+        (MATRIX.format(metric="p50", scenarios='["ping", "pair-fast"]'), "'ping' has no peer"),
+        (MATRIX.format(metric="p50", scenarios='["pair-fast", "pair-fast"]'), "listed twice"),
+    ],
+)
+def test_ratio_charts_and_matrices_are_validated(fake_lab, tables, message):
+    _with_tables(fake_lab, tables)
+    with pytest.raises(registry.ManifestError, match=message):
+        registry.load()
+
+
+def test_a_ratio_charts_term_cannot_be_absent(fake_lab):
+    _impl_manifest(fake_lab, "c", ABSENT_TOML)
+    _with_tables(fake_lab, RATIO.format(metric="p50", den="c", scenarios='["ping"]'))
+    with pytest.raises(registry.ManifestError, match="denominator is 'c', which is absent"):
+        registry.load()
+
+
+def test_capnp_declares_its_c_row_absent_and_the_seeds_chart():
+    registry.load.cache_clear()
+    w = registry.workload("capnp")
+    assert "no official C library" in w.impls["c"].absent
+    (chart,) = w.ratio_charts
+    assert (chart["numerator"], chart["denominator"], chart["metric"]) == ("rust", "cpp", "time_it")
+    assert chart["scenarios"] == [n for n in w.scenarios if not w.scenarios[n].peer]
+    (matrix,) = w.matrices
+    assert [w.scenarios[n].peer for n in matrix["scenarios"]] == ["cpp", "rust", "go", "python"]

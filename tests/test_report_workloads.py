@@ -1,6 +1,7 @@
 """The report on a run of every workload (tests/fixtures/results_{comm,redis,nativemsg}.json,
-made by make_workload_fixtures.py): columns and charts follow the metric roles that
-workload.toml declares, never the metric names."""
+made by make_workload_fixtures.py, and results_capnp.json, made by make_capnp_fixture.py):
+columns and charts follow the metric roles that workload.toml declares, never the metric names;
+capnp's absent C row, ratio chart and client × server matrix come from its workload.toml."""
 
 from __future__ import annotations
 
@@ -304,10 +305,75 @@ def test_nativemsg_clocks_are_named_beside_the_cpu_figures(nativemsg: dict):
     assert "Chromium renderer CPU per message measured with the /proc children ticks" in browser
 
 
+# --------------------------------------------------------------------------- capnp
+
+
+@pytest.fixture(scope="module")
+def capnp() -> dict:
+    return load("capnp")
+
+
+def test_capnp_says_once_why_there_is_no_c_row(capnp: dict, chart_calls):
+    md = report.render_md(capnp)
+    reason = next(i["absent"] for i in capnp["impls"] if i["impl"] == "c")
+    assert md.count(reason) == 1  # once per workload, under its heading
+    head = md.split("\n## capnp — ", 1)[1].split("\n### ", 1)[0]  # under the workload's heading
+    assert f"**c** (C) — absent: {reason}" in head
+    for scen in capnp["workloads"][0]["scenarios"]:
+        line = md_row(md_summary(md, scen["name"]), "c")
+        assert "absent" in line and "skipped" not in line  # one short row, not a status wall
+    conformance = md_section(md, "Conformance")
+    header = next(ln for ln in conformance.splitlines() if ln.startswith("| test |"))
+    assert header == "| test | baseline | cpp | rust | go | python |"  # no column of n/a for c
+    assert "not applicable: c (absent" in conformance
+    # nor in any chart: the absent row is not an implementation that was measured
+    assert all("c" not in c["values"] for c in chart_calls if c["kind"] == "bar_chart")
+
+
+def test_capnp_ratio_chart_redoes_the_seeds_rust_against_cpp(capnp: dict):
+    md = report.render_md(capnp)
+    section = md_section(md, "Ratios")
+    assert "#### Seed 004 redone: Rust ÷ C++ time per iteration, per case and mode" in section
+    table = [ln for ln in section.splitlines() if ln.startswith("| ")]
+    assert table[0] == "| scenario | rust | cpp | rust ÷ cpp | reading |"
+    # the chart's scenarios in workload.toml's order, those of this run only
+    assert [ln.split("|")[1].strip() for ln in table[1:]] == [
+        "carsales-bytes-reuse",
+        "catrank-bytes",
+        "eval-pipe",
+    ]
+    for line in table[1:]:
+        scen = line.split("|")[1].strip()
+        rows = rows_of(capnp, scen, "time_it")
+        r = stats.ratio(rows["rust"]["samples"], rows["cpp"]["samples"])
+        assert f"{fmt_num(r['ratio'])}× {fmt_interval(*r['ci95'], r['ratio'], '')}" in line
+    page = report.render_html(capnp)
+    ratios = html_section(page, "capnp-ratios")
+    assert ratios.count("<svg") == 1 and "rust ÷ cpp" in ratios
+    assert "below 1: rust faster" in htmllib.unescape(ratios)
+
+
+def test_capnp_pipe_matrix_is_client_by_server(capnp: dict):
+    md = report.render_md(capnp)
+    section = md_section(md, "Client × server")
+    table = [ln for ln in section.splitlines() if ln.startswith("| ")]
+    assert table[0] == "| client ↓ / server → | cpp | rust | go | python |"
+    clients = [ln.split("|")[1].strip() for ln in table[1:]]
+    assert clients == ["cpp client", "rust client", "go client", "python client"]
+    go = table[3].split("|")[1:-1]
+    assert go[3].strip().endswith("· diagonal")
+    assert go[4].strip().startswith("**FAIL**: round 3")
+    rows = {i: rows_of(capnp, "matrix-cpp-client", "time_it")[i] for i in ("cpp", "rust")}
+    r = stats.ratio(rows["rust"]["samples"], rows["cpp"]["samples"])
+    assert f"· {fmt_num(r['ratio'])}× [" in table[1].split("|")[3]
+    assert "not in the matrix: baseline (the floor speaks CCE" in section
+    assert "Pipe matrix: carsales pipe no-reuse" in section
+
+
 # --------------------------------------------------------------------------- every workload
 
 
-@pytest.mark.parametrize("workload", ["comm", "redis", "nativemsg"])
+@pytest.mark.parametrize("workload", ["comm", "redis", "nativemsg", "capnp"])
 def test_md_and_html_carry_the_same_numbers(workload: str, chart_calls):
     doc = load(workload)
     md, page = report.render_md(doc), report.render_html(doc)

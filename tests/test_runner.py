@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from msgbench import hosts, machine, registry, results, runner, trials
+from msgbench import build, hosts, machine, paths, registry, results, runner, trials, verify
 
 
 def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, monkeypatch):
@@ -194,3 +194,60 @@ def test_an_implementation_may_run_a_scenario_with_its_own_parameters(fake_lab, 
     )
     assert m.docs[("toy", "ping", "fast")][0]["args"][:2] == ["--iterations", "3"]
     assert m.docs[("toy", "ping", "floor")][0]["args"][:2] == ["--iterations", "7"]
+
+
+ABSENT = """
+id = "c"
+language = "c"
+summary = "no official library in C"
+absent = "the protocol has no official C library"
+[build]
+system = "none"
+[run]
+argv = []
+"""
+
+
+def test_an_absent_implementation_is_skipped_everywhere_with_its_reason(
+    fake_lab, tmp_path, monkeypatch
+):
+    """Build skips it, verify records it as not applicable (not a failure, not "not built"),
+    the runner skips it in every scenario with the reason, and the run document says so."""
+    (fake_lab.dir / "impls" / "c").mkdir()
+    (fake_lab.dir / "impls" / "c" / "impl.toml").write_text(ABSENT)
+    registry.load.cache_clear()
+    w = registry.workload("toy")
+    c, floor = w.impls["c"], w.impls["floor"]
+    why = "absent: the protocol has no official C library"
+
+    monkeypatch.setattr(paths, "BUILD_LOGS", tmp_path / "build-logs")
+    built = build.build_impl(c, cmake_configured=False)
+    assert (built.ok, built.skipped, built.message) == (True, True, why)
+    assert not (tmp_path / "build-logs").exists()  # nothing ran
+
+    verdict = verify.run(w, [c], tmp_path / "verify")["c"]
+    assert verdict.absent == c.absent and verdict.ok  # may go on to the runner ...
+    assert (verdict.error, verdict.passed, verdict.failed) == ("", 0, 0)  # ... but ran nothing
+    assert verdict.as_json()["absent"] == c.absent
+
+    plan = [(w, [w.scenarios["ping"], w.scenarios["in-browser"]], [floor, c])]
+    assert {i.id for _, _, i in runner.planned_trials(plan, "smoke")} == {"floor"}
+    chosen, skipped = runner.runnable(w, w.scenarios["ping"], [floor, c])
+    assert chosen == [floor] and skipped == {"c": why}
+    m = runner.measure(plan, "smoke", runner.Placement("none", (), ()), tmp_path / "logs")
+    # the absent reason wins over any other reason to skip (here: the driver's missing program)
+    assert m.skipped[("toy", "ping", "c")] == m.skipped[("toy", "in-browser", "c")] == why
+    rows = results.result_rows(w, w.scenarios["ping"], c, m, verdict)
+    assert [(r["status"], r["reason"]) for r in rows] == [("skipped", why)]
+    assert results.impl_entry(c)["absent"] == c.absent
+    assert "absent" not in results.impl_entry(floor)
+
+
+def test_a_scenario_records_its_peer(fake_lab):
+    w = _with_scenario(
+        fake_lab,
+        '\n[[scenarios]]\nname = "pair"\nargs = []\nprimary = "p50"\nmetrics = ["p50"]\n'
+        'peer = "fast"\nparams.smoke = {}\n',
+    )
+    entry = results.workload_entry(w, [w.scenarios["pair"], w.scenarios["ping"]])
+    assert entry["scenarios"][0]["peer"] == "fast" and "peer" not in entry["scenarios"][1]

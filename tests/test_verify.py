@@ -169,6 +169,26 @@ def _pytest(suite, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_an_absent_implementation_is_not_applicable_not_failed(fake_lab, tmp_path):
+    """verify records it with the reason and runs nothing for it; the plugin leaves it out of
+    the suite's parameters (its tests and its clients) and refuses to test it by name."""
+    w = _toy_suite(fake_lab)
+    d = fake_lab.dir / "impls" / "py"
+    d.mkdir()
+    (d / "impl.toml").write_text(
+        'id = "py"\nlanguage = "python"\nabsent = "no library"\n'
+        '[build]\nsystem = "none"\n[run]\nargv = []\n'
+    )
+    registry.load.cache_clear()
+    w = registry.workload(fake_lab.name)
+    v = verify.run(w, [w.impls["c"], w.impls["py"]], tmp_path / "logs")
+    assert v["py"].absent == "no library" and v["py"].ok and not v["py"].error
+    assert "py" not in v["c"].clients.values()  # not a client of any pair either
+    assert not (tmp_path / "logs" / f"verify-{w.name}-py.xml").exists()
+    out = _pytest(w.conformance_dir, "--impl", "py")
+    assert out.returncode == 4 and "'py' is absent: no library" in out.stderr
+
+
 def test_the_plugin_says_how_to_build_and_rejects_unknown_ids(fake_lab):
     w = _toy_suite(fake_lab)
     out = _pytest(w.conformance_dir, "--impl", "ghost", "-k", "test_runs")

@@ -79,7 +79,7 @@ def estimate(
     known = {w.name: load(w) for w, _, _ in plan}
     est = Estimate(verify_s=0.0, trials=[])
     for w, _, impls in plan:
-        v = sum(verify_estimate(i, known[w.name]) for i in impls) if verify else 0.0
+        v = sum(verify_estimate(i, known[w.name]) for i in impls if not i.absent) if verify else 0.0
         est.verify_s += v
         est.per_workload[w.name] = v
     for w, s, impl in trials:

@@ -25,6 +25,7 @@ class BuildResult:
     ok: bool
     log: Path
     message: str = ""
+    skipped: bool = False  # nothing to build (an absent implementation): message says why
 
 
 def flags() -> dict[str, dict]:
@@ -133,6 +134,8 @@ def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
     """Build the implementation (and its own client program, `[build] client_target`, when
     it has one: a server workload's implementation may bring its client, as comm's do)."""
     log = paths.BUILD_LOGS / f"{impl.workload}-{impl.id}.log"
+    if impl.absent:  # no program to build; not a failure
+        return BuildResult(impl.name, True, log, f"absent: {impl.absent}", skipped=True)
     log.unlink(missing_ok=True)
     system, target = impl.build["system"], impl.build.get("target", "")
     ok, msg = _build_target(impl, system, target, Path(impl.executable), log, cmake_configured)

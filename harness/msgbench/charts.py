@@ -540,3 +540,90 @@ def sweep_chart(
         notes.append("bands: 95% CI of the median")
         _note(fig, notes)
         return _svg(fig)
+
+
+def ratio_chart(
+    labels: Sequence[str],
+    values: Mapping[str, Estimate | None],
+    xlabel: str,
+    color: str,
+    title: str = "",
+    missing: Mapping[str, str] | None = None,
+    log: bool | None = None,
+) -> str:
+    """One ratio per row (a scenario), top to bottom in the order of `labels`: a point at the
+    ratio with its 95% CI as a horizontal whisker, and a dotted line at 1 (both the same).
+    values[label] = (ratio, lo, hi). Rows in `missing` ({"eval-pipe": "FAIL"}) keep their place,
+    labelled. log=None picks a log axis when the ratios span more than 4x (on it, 0.5 and 2
+    lie equally far from 1)."""
+    missing = dict(missing or {})
+    with matplotlib.rc_context(_RC):
+        fig = _figure(6.4, 1.3 + 0.3 * max(1, len(labels)))
+        ax = fig.add_subplot()
+        ys = list(range(len(labels)))
+        ends = [
+            v
+            for label in labels
+            if (e := values.get(label)) is not None and e[0] is not None
+            for v in (e[0], e[1] if e[1] is not None else e[0], e[2] if e[2] is not None else e[0])
+            if v > 0
+        ]
+        lo_x, hi_x = min([*ends, 1.0]), max([*ends, 1.0])
+        if log is None:
+            log = hi_x / lo_x > 4
+        ax.axvline(1.0, color="#555555", linewidth=1.1, linestyle=":", zorder=0.5)
+        for y, label in zip(ys, labels, strict=True):
+            est = values.get(label)
+            if label in missing or est is None or est[0] is None:
+                status = missing.get(label, "no data")
+                failed = status.upper() == "FAIL"
+                ax.text(
+                    0.01,
+                    y,
+                    status.upper() if failed else status,
+                    transform=ax.get_yaxis_transform(),
+                    va="center",
+                    fontsize=8,
+                    fontweight="bold" if failed else "normal",
+                    color=FAIL_COLOR if failed else SKIP_COLOR,
+                )
+                continue
+            r, lo, hi = est
+            if lo is not None and hi is not None:
+                ax.errorbar(
+                    r,
+                    y,
+                    xerr=[[max(0.0, r - lo)], [max(0.0, hi - r)]],
+                    color=color,
+                    capsize=3,
+                    elinewidth=1.2,
+                    linewidth=0,
+                )
+            ax.plot([r], [y], marker="o", markersize=5, color=color, linestyle="none")
+            ax.annotate(
+                f"{fmt_num(r)}×",
+                (hi if hi is not None else r, y),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7.5,
+                color="#333333",
+            )
+        ax.set_yticks(ys, list(labels))
+        ax.set_ylim(len(labels) - 0.5, -0.5)  # the first label on top
+        ax.grid(axis="y", visible=False)
+        if log:
+            ax.set_xscale("log")
+            ax.set_xlim(lo_x / 1.25, hi_x * 1.6)
+            ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        else:
+            pad = (hi_x - lo_x) * 0.08 or 0.05
+            ax.set_xlim(max(0.0, lo_x - pad), hi_x + pad * 2.5)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{_trim(fmt_num(v))}×"))
+        ax.set_xlabel(xlabel + (", log scale" if log else ""))
+        if title:
+            ax.set_title(title, loc="left")
+        _note(fig, ["whiskers: 95% CI of the ratio (bootstrap)", "dotted line: 1 (equal)"])
+        return _svg(fig)

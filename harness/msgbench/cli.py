@@ -91,8 +91,10 @@ def list_cmd(workload: str | None, as_json: bool) -> None:
             j["impl"],
             j["language"],
             j["variant"] or "-",
-            "yes" if j["built"] else "no",
-            shlex.join(paths.rel(a) if a.startswith("/") else a for a in j["run"]),
+            "absent" if j["absent"] else "yes" if j["built"] else "no",
+            f"[dim]{j['absent']}[/]"
+            if j["absent"]
+            else shlex.join(paths.rel(a) if a.startswith("/") else a for a in j["run"]),
         )
     out.print(table)
 
@@ -118,7 +120,9 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
             results_.append(builder.build_impl(impl, cmake_ok))
             bar.advance(task)
     for r in results_:
-        if r.ok:
+        if r.skipped:
+            console.print(f"[dim]skipped[/] {r.name}: {r.message}")
+        elif r.ok:
             console.print(f"[green]built[/]  {r.name}")
         else:
             console.print(f"[red]FAILED[/] {r.name}: {r.message} — log: {paths.rel(r.log)}")
@@ -167,7 +171,9 @@ def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
         table.add_row(
             "[b]total[/]",
             *[
-                f"[red]{v.error}[/]"
+                "[dim]n/a (absent)[/]"
+                if v.absent
+                else f"[red]{v.error}[/]"
                 if v.error
                 else (f"[green]{v.passed} ok[/]" if v.failed == 0 else f"[red]{v.failed} FAIL[/]")
                 for v in row.values()
@@ -175,6 +181,8 @@ def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
         )
         out.print(table)
         for impl_id, v in row.items():
+            if v.absent:
+                out.print(f"[dim]n/a[/]  {name}/{impl_id}: absent: {v.absent}")
             for f in v.failures:
                 out.print(f"[red]FAIL[/] {name}/{impl_id} {f['test']}: {f['message']}")
 
@@ -342,7 +350,11 @@ def durations(run: str | None) -> None:
 
 
 def print_summary(doc: dict) -> None:
+    absent = {(i["workload"], i["impl"]): i["absent"] for i in doc["impls"] if i.get("absent")}
     for w in doc["workloads"]:
+        for (name, impl_id), why in absent.items():  # said once, not in every scenario's table
+            if name == w["name"]:
+                out.print(f"{name}/{impl_id}: absent: {why}")
         for s in w["scenarios"]:
             table = Table(title=f"{w['name']} / {s['name']}  ({s['primary']})")
             for col in ("impl", "median", "95% CI", "n", "status"):
@@ -350,7 +362,7 @@ def print_summary(doc: dict) -> None:
             for r in doc["results"]:
                 if (r["workload"], r["scenario"]) != (w["name"], s["name"]):
                     continue
-                if r["metric"] != s["primary"]:
+                if r["metric"] != s["primary"] or (r["workload"], r["impl"]) in absent:
                     continue
                 if r["status"] != "ok":
                     table.add_row(r["impl"], "-", "-", "0", f"[red]{r['status']}[/] {r['reason']}")
@@ -390,6 +402,8 @@ def report_cmd(run: str | None) -> None:
         )
         entry.setdefault("sweeps", [t for t in w.sweeps if {p[0] for p in t["points"]} & names])
         entry.setdefault("published", [t for t in w.published if t["scenario"] in names])
+        entry.setdefault("ratio_charts", [t for t in w.ratio_charts if set(t["scenarios"]) & names])
+        entry.setdefault("matrices", [t for t in w.matrices if set(t["scenarios"]) & names])
     run_dir = store.run_dir(doc["run"]["id"])
     report.write(run_dir, doc)
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
@@ -401,7 +415,7 @@ def report_cmd(run: str | None) -> None:
 @json_opt
 def metrics_cmd(workload: str | None, impl: tuple[str, ...], as_json: bool) -> None:
     """Code metrics (lizard) of the source files each manifest names."""
-    rows = [code_metrics.measure(i) for i in select(workload, impl)]
+    rows = [code_metrics.measure(i) for i in select(workload, impl) if not i.absent]
     if as_json:
         out.print_json(json.dumps(rows))
         return

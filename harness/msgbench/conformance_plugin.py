@@ -149,12 +149,18 @@ def selected(config: pytest.Config, w: registry.Workload) -> list:
         if config.getoption("--impl-argv"):
             cache[w.name] = [_adhoc(config, w)]
         else:
-            wanted = config.getoption("--impl") or list(w.impls)
+            present = [i for i, impl in w.impls.items() if not impl.absent]
+            wanted = config.getoption("--impl") or present
             unknown = [i for i in wanted if i not in w.impls]
             if unknown:
-                valid = ", ".join(w.impls) or "none yet"
+                valid = ", ".join(present) or "none yet"
                 raise pytest.UsageError(
                     f"unknown {w.name} implementation {unknown[0]!r} (valid: {valid})"
+                )
+            absent = [i for i in wanted if w.impls[i].absent]
+            if absent:  # nothing to test: impl.toml says why
+                raise pytest.UsageError(
+                    f"{w.name} implementation {absent[0]!r} is absent: {w.impls[absent[0]].absent}"
                 )
             cache[w.name] = [w.impls[i] for i in wanted]
     return cache[w.name]
@@ -169,7 +175,7 @@ def _adhoc(config: pytest.Config, w: registry.Workload) -> AdhocImpl:
     if not template:
         raise pytest.UsageError("--impl-argv is empty")
     # What every registered implementation is given (a port, an origin) the ad-hoc one needs too.
-    shared = [_placeholders(i.run["argv"]) for i in w.impls.values()]
+    shared = [_placeholders(i.run["argv"]) for i in w.impls.values() if not i.absent]
     needed = set.intersection(*shared) - _LAB_PLACEHOLDERS if shared else set()
     missing = sorted(needed - _placeholders(template))
     if missing:

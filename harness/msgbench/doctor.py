@@ -70,7 +70,7 @@ def run(console: Console) -> list[str]:
 
     for w in registry.load().values():
         for impl in w.impls.values():
-            if not impl.built:
+            if not impl.built and not impl.absent:
                 table.add_row(f"{impl.name}", "[yellow]not built[/]", f"msgbench build {w.name}")
         for d in w.drivers.values():
             for program in d.missing():

@@ -131,8 +131,9 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     for w, _, impls in bp.plan:
         t0 = time.monotonic()
         verdicts.update(hooks.verify(impls, log_dir))
-        per_impl = (time.monotonic() - t0) / max(1, len(impls))
-        verify_seconds[w.name] = {i.id: per_impl for i in impls}
+        suites = [i for i in impls if not i.absent]  # an absent implementation runs no suite
+        per_impl = (time.monotonic() - t0) / max(1, len(suites))
+        verify_seconds[w.name] = {i.id: per_impl for i in suites}
 
     measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in bp.plan]
     trials = runner.planned_trials(measurable, req.profile)
@@ -193,7 +194,7 @@ def assemble(
             for row in results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)])
         ],
         "verify": [v.as_json() for v in verdicts.values()],
-        "metrics": [code_metrics.measure(i) for i in selected],
+        "metrics": [code_metrics.measure(i) for i in selected if not i.absent],
         "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss})
         + results.driver_context(measured),
     }

@@ -93,6 +93,10 @@ class Impl:
     # failure, so a fixed deviation cannot linger); the report shows it as a deviation with the
     # reason. For reference systems only: a lab implementation meets its SPEC.
     deviations: dict[str, str] = field(default_factory=dict)
+    # `absent = "why"`: the language has no implementation to measure (e.g. no official library
+    # for the workload's protocol). The manifest names the row; it has no program, is never built,
+    # verified or measured, and the report says why once per workload instead of faking one.
+    absent: str = ""
 
     @property
     def name(self) -> str:
@@ -113,6 +117,8 @@ class Impl:
         return argv
 
     def cwd(self) -> str:
+        if self.absent:
+            return str(self.dir)
         if "cwd" in self.run:
             return expand([self.run["cwd"]], template_vars(self._workload, self.dir))[0]
         return str(Path(self.argv()[0]).parent)
@@ -120,6 +126,8 @@ class Impl:
     @property
     def executable(self) -> Path:
         """The file that must exist for the implementation to run (program or script)."""
+        if self.absent:
+            return self.dir  # no program: the folder holds only the manifest
         argv = self.argv()
         if self.build.get("system") == "none":
             if self.run["argv"][0] == "{python}":
@@ -133,6 +141,8 @@ class Impl:
 
     @property
     def built(self) -> bool:
+        if self.absent:  # nothing to build: an absent implementation is never "built"
+            return False
         exe = self.executable
         if not exe.exists():
             return False
@@ -155,6 +165,7 @@ class Impl:
             "built": self.built,
             "run": self.argv(),
             "cwd": self.cwd(),
+            "absent": self.absent,
         }
 
 
@@ -183,6 +194,9 @@ class Scenario:
     own_client: bool = False  # runs each impl's own client program (impls without one skip)
     kind: str = ""  # the trial kind of this scenario; "" = the workload's
     hosts: HostsSpec | None = None  # where its trials run (msgbench.hosts); None: kind decides
+    # Another implementation of the workload whose client program drives every
+    # implementation's server in this scenario (capnp's pipe matrix: one scenario per client).
+    peer: str = ""
 
     def argv(self, profile: str, overrides: dict | None = None) -> list[str]:
         """The scenario's arguments for a profile; `overrides` (an implementation's own
@@ -210,6 +224,10 @@ class Workload:
     side_by_side: list[dict]  # [[side_by_side]]: two scenarios' metric compared per impl
     sweeps: list[dict] = field(default_factory=list)  # [[sweeps]]: a metric over scenarios
     published: list[dict] = field(default_factory=list)  # [[published]]: a seed's own claims
+    # [[ratio_charts]]: numerator ÷ denominator of one metric per scenario, with its CI
+    ratio_charts: list[dict] = field(default_factory=list)
+    # [[matrices]]: one metric over scenarios that each name a `peer` (client × server)
+    matrices: list[dict] = field(default_factory=list)
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -289,8 +307,21 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
     build = _require(data, "build", manifest)
     if build.get("system") not in BUILD_SYSTEMS:
         raise ManifestError(f"{paths.rel(manifest)}: build.system must be one of {BUILD_SYSTEMS}")
-    run = _require(data, "run", manifest)
-    _require(run, "argv", manifest)
+    absent = data.get("absent", "")
+    if not isinstance(absent, str) or ("absent" in data and not absent.strip()):
+        raise ManifestError(f"{paths.rel(manifest)}: absent must be a non-empty reason")
+    run = data.get("run", {"argv": []}) if absent else _require(data, "run", manifest)
+    argv = _require(run, "argv", manifest)
+    if absent and (argv or build["system"] != "none" or run.get("client_argv")):
+        raise ManifestError(
+            f"{paths.rel(manifest)}: an absent implementation has no program: "
+            '[build] system = "none" and [run] argv = [] (no client_argv)'
+        )
+    if not absent and not argv:
+        raise ManifestError(
+            f"{paths.rel(manifest)}: [run] argv is empty; an implementation without a program "
+            'says why with absent = "..."'
+        )
     return Impl(
         workload=workload.name,
         id=impl_id,
@@ -307,6 +338,7 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
         _workload=workload,
         params=data.get("params", {}),
         deviations=data.get("conformance", {}).get("deviations", {}),
+        absent=absent,
     )
 
 
@@ -346,6 +378,7 @@ def _load_workload(manifest: Path) -> Workload:
             own_client=bool(s.get("own_client", False)),
             kind=s.get("kind", ""),
             hosts=_hosts(s, manifest),
+            peer=s.get("peer", ""),
         )
     metric_defs = data.get("metrics", {})
     for name, d in metric_defs.items():
@@ -370,11 +403,17 @@ def _load_workload(manifest: Path) -> Workload:
         side_by_side=data.get("side_by_side", []),
         sweeps=data.get("sweeps", []),
         published=data.get("published", []),
+        ratio_charts=data.get("ratio_charts", []),
+        matrices=data.get("matrices", []),
     )
+    _check_ratio_charts_and_matrices(w, manifest)
     for table_name, used in [
         ("sweeps", [(p[0], t.get("metric")) for t in w.sweeps for p in t.get("points", [])]),
         ("published", [(t.get("scenario"), c.get("metric")) for t in w.published
                        for c in t.get("claims", [])]),
+        ("ratio_charts", [(n, t.get("metric")) for t in w.ratio_charts
+                          for n in t.get("scenarios", [])]),
+        ("matrices", [(n, t.get("metric")) for t in w.matrices for n in t.get("scenarios", [])]),
     ]:  # fmt: skip
         for scen, metric in used:
             if scen not in scenarios or metric not in scenarios[scen].metrics:
@@ -406,7 +445,70 @@ def _load_workload(manifest: Path) -> Workload:
     for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
         impl = _load_impl(w, impl_manifest)
         w.impls[impl.id] = impl
+    _check_absent_roles(w, manifest)
     return w
+
+
+def _check_ratio_charts_and_matrices(w: Workload, manifest: Path) -> None:
+    """The shape of [[ratio_charts]] and [[matrices]] (their scenarios' metrics are checked
+    with the sweeps'): the keys the report reads, and a `peer` for every matrix scenario."""
+    where = paths.rel(manifest)
+    for table_name, tables, keys in [
+        ("ratio_charts", w.ratio_charts, ("title", "metric", "numerator", "denominator")),
+        ("matrices", w.matrices, ("title", "metric")),
+    ]:
+        for t in tables:
+            for key in keys:
+                if not isinstance(t.get(key), str) or not t[key]:
+                    raise ManifestError(f"{where}: [[{table_name}]]: missing '{key}'")
+            names = t.get("scenarios")
+            if not isinstance(names, list) or not names:
+                raise ManifestError(f"{where}: [[{table_name}]] {t['title']!r}: no scenarios")
+            unknown = [n for n in names if n not in w.scenarios]
+            if unknown:
+                raise ManifestError(
+                    f"{where}: [[{table_name}]] {t['title']!r}: unknown scenario {unknown[0]!r}"
+                )
+            if len(set(names)) != len(names):
+                raise ManifestError(
+                    f"{where}: [[{table_name}]] {t['title']!r}: a scenario is listed twice"
+                )
+    for t in w.ratio_charts:
+        if t["numerator"] == t["denominator"]:
+            raise ManifestError(
+                f"{where}: [[ratio_charts]] {t['title']!r}: numerator and denominator are both "
+                f"{t['numerator']!r}"
+            )
+    for t in w.matrices:
+        peers = [w.scenarios[n].peer for n in t["scenarios"]]
+        for n, peer in zip(t["scenarios"], peers, strict=True):
+            if not peer:
+                raise ManifestError(
+                    f"{where}: [[matrices]] {t['title']!r}: scenario {n!r} has no peer "
+                    "(the implementation whose client drives every server in it)"
+                )
+        if len(set(peers)) != len(peers):
+            raise ManifestError(
+                f"{where}: [[matrices]] {t['title']!r}: two scenarios have the same peer"
+            )
+
+
+def _check_absent_roles(w: Workload, manifest: Path) -> None:
+    """An absent implementation cannot be what others are read against: not the floor, the
+    reference, a ratio chart's term or a scenario's peer."""
+    roles = [("baseline", w.baseline), ("reference", w.reference)]
+    roles += [(f"scenario {s.name}: peer", s.peer) for s in w.scenarios.values()]
+    roles += [
+        (f"[[ratio_charts]] {t['title']!r}: {k}", t[k])
+        for t in w.ratio_charts
+        for k in ("numerator", "denominator")
+    ]
+    for role, impl_id in roles:
+        if impl_id in w.impls and w.impls[impl_id].absent:
+            raise ManifestError(
+                f"{paths.rel(manifest)}: {role} is {impl_id!r}, which is absent "
+                f"({w.impls[impl_id].absent})"
+            )
 
 
 def _check_metric(name: str, d: dict, manifest: Path) -> None:

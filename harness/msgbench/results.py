@@ -99,6 +99,8 @@ def scenario_entry(w: Workload, s: Scenario, m: Measurements | None) -> dict:
     clocks = cpu_clocks(w, s, names, m)
     if clocks:
         entry["cpu_clocks"] = clocks
+    if s.peer:  # the implementation whose client drove every server (a [[matrices]] row)
+        entry["peer"] = s.peer
     if s.hosts is not None:  # where its trials ran (each trial's addresses: the driver log)
         entry["hosts"] = {
             "topology": s.hosts.topology,
@@ -110,6 +112,7 @@ def scenario_entry(w: Workload, s: Scenario, m: Measurements | None) -> dict:
 
 
 def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | None = None) -> dict:
+    names = {s.name for s in scenarios}
     return {
         "name": w.name,
         "title": w.title,
@@ -123,6 +126,8 @@ def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | Non
             t for t in w.sweeps if {p[0] for p in t["points"]} & {s.name for s in scenarios}
         ],
         "published": [t for t in w.published if t["scenario"] in {s.name for s in scenarios}],
+        "ratio_charts": [t for t in w.ratio_charts if set(t["scenarios"]) & names],
+        "matrices": [t for t in w.matrices if set(t["scenarios"]) & names],
         "scenarios": [scenario_entry(w, s, m) for s in scenarios],
     }
 
@@ -136,6 +141,7 @@ def impl_entry(impl: Impl) -> dict:
         "summary": impl.summary,
         "traits": impl.traits,
         "argv": impl.argv(),
+        **({"absent": impl.absent} if impl.absent else {}),
     }
 
 

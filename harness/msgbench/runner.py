@@ -137,13 +137,15 @@ def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], d
     kind = trial_kind(w, s)
     no_hosts = s.hosts.unavailable_reason() if s.hosts else None
     for impl in impls:
-        if no_hosts:  # e.g. not root: namespaces cannot be made; never faked on loopback
+        if impl.absent:  # no program in this language (impl.toml `absent`): said once, not faked
+            skipped[impl.id] = f"absent: {impl.absent}"
+        elif no_hosts:  # e.g. not root: namespaces cannot be made; never faked on loopback
             skipped[impl.id] = f"needs {s.hosts.topology} hosts: {no_hosts}"
         elif missing:  # e.g. no browser: skipped with the reason, never silently
             skipped[impl.id] = f"{', '.join(missing)} not installed (run `make setup`)"
         elif s.own_client and not impl.client_argv():  # e.g. comm's floor brings no client
             skipped[impl.id] = "has no client program"
-        elif why := kind.runnable(impl):
+        elif why := kind.runnable(impl, s):
             skipped[impl.id] = why
     return [i for i in impls if i.id not in skipped], skipped
 

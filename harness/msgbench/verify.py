@@ -35,9 +35,16 @@ class Verdict:
     # also read `client=<id>`, which the report's interoperability matrix uses).
     clients: dict[str, str] = field(default_factory=dict)
     error: str = ""  # the suite itself could not run
+    # Not applicable: the implementation is absent (impl.toml `absent`), with the reason. Not a
+    # failure and not "not built"; the runner then skips it in every scenario with the reason.
+    absent: str = ""
 
     @property
     def ok(self) -> bool:
+        """Nothing in conformance stands in the way of measuring it: the suite passed, or
+        the implementation is absent (then the runner skips it, saying why)."""
+        if self.absent:
+            return True
         return self.failed == 0 and not self.error and self.passed > 0
 
     def as_json(self) -> dict:
@@ -53,6 +60,7 @@ class Verdict:
             "failures": self.failures,
             "clients": self.clients,
             "error": self.error,
+            "absent": self.absent,
         }
 
 
@@ -104,13 +112,15 @@ def run(
     log_dir.mkdir(parents=True, exist_ok=True)
     verdicts: dict[str, Verdict] = {}
     for i in impls:
-        if not i.built:
+        if i.absent:
+            verdicts[i.id] = Verdict(workload.name, i.id, absent=i.absent)
+        elif not i.built:
             verdicts[i.id] = Verdict(
                 workload.name,
                 i.id,
                 error=f"not built (run `./msgbench build {workload.name} --impl {i.id}`)",
             )
-    built = [i for i in impls if i.built]
+    built = [i for i in impls if i.built and not i.absent]
     with ThreadPoolExecutor(max_workers=jobs or jobs_default()) as pool:
         futures = {i.id: pool.submit(_run_one, workload, i, log_dir, extra_args) for i in built}
         for impl_id, future in futures.items():

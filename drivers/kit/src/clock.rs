@@ -27,6 +27,12 @@ pub enum CpuClock {
     /// e.g. processes another program forks and reaps.
     #[serde(rename = "proc-children-ticks")]
     ProcChildrenTicks,
+    /// The program's own measurement (getrusage(RUSAGE_SELF) or its process CPU clock) over
+    /// the span it timed itself, as its report states: for benchmark programs that time their
+    /// own iterations after start-up and warm-up (capnp), whose whole-life CPU would include
+    /// both.
+    #[serde(rename = "self-reported")]
+    SelfReported,
 }
 
 /// CPU time (user + system) of every thread process `pid` has had, to the nanosecond. The

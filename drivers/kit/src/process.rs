@@ -369,6 +369,12 @@ impl Exit {
     pub fn system_cpu(&self) -> Duration {
         duration_of(&self.rusage.ru_stime)
     }
+
+    /// Peak RSS over the child's life in KiB (wait4's ru_maxrss): for processes that run to
+    /// their end while the driver waits, where VmHWM can no longer be read.
+    pub fn maxrss_kb(&self) -> u64 {
+        self.rusage.ru_maxrss.max(0) as u64
+    }
 }
 
 fn duration_of(tv: &libc::timeval) -> Duration {

@@ -17,7 +17,9 @@ from .sections import (
     conformance,
     environment,
     families,
+    matrices,
     published,
+    ratio_charts,
     scenario_charts,
     side_by_side,
     summary,
@@ -82,7 +84,11 @@ def build(results: dict, with_charts: bool = True) -> Doc:
 
 def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     name = wl["name"]
-    impls = inputs.impl_infos(results, wl)
+    listed = inputs.impl_infos(results, wl)
+    # Absent implementations (impl.toml `absent`): named with their reason once, here, and as
+    # one short row in each summary table; left out of every chart, matrix and comparison.
+    impls = [i for i in listed if not i.absent]
+    absent = [i for i in listed if i.absent]
     outcomes = inputs.outcomes(results, name)
     doc.heading(2, f"{name}" + (f" — {wl['title']}" if wl.get("title") else ""), slug(name))
     ref = wl.get("reference") or ""
@@ -95,8 +101,10 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
             "muted",
         )
     )
+    for imp in absent:
+        doc.blocks.append(Para(f"**{imp.id}** ({imp.lang_label}) — absent: {imp.absent}", "absent"))
     for scen in wl.get("scenarios", []):
-        _scenario(doc, wl, scen, impls, outcomes, with_charts)
+        _scenario(doc, wl, scen, impls, outcomes, with_charts, absent)
 
     beside = side_by_side.side_by_side(wl, impls, outcomes, with_charts)
     if beside:
@@ -107,6 +115,16 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if scaling:
         doc.heading(3, "Scaling", slug(name, "scaling"))
         doc.blocks.extend(scaling)
+
+    ratios = ratio_charts.ratio_charts(wl, impls, outcomes, with_charts)
+    if ratios:
+        doc.heading(3, "Ratios", slug(name, "ratios"))
+        doc.blocks.extend(ratios)
+
+    pairs = matrices.matrices(wl, impls, outcomes)
+    if pairs:
+        doc.heading(3, "Client × server", slug(name, "matrices"))
+        doc.blocks.extend(pairs)
 
     claims = published.published(wl, impls, outcomes)
     if claims:
@@ -119,7 +137,7 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
         doc.blocks.append(bounds)
 
     doc.heading(3, "Conformance", slug(name, "conformance"))
-    matrix, failures = conformance.matrix(wl, impls, results)
+    matrix, failures = conformance.matrix(wl, listed, results)
     interop = conformance.interop(wl, impls, results)
     if interop:
         doc.blocks.append(interop)
@@ -135,7 +153,7 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     doc.heading(3, "Code size beside speed", slug(name, "code"))
     doc.blocks.append(size or Para("No code metrics in this run.", "muted"))
 
-    traits = code.traits_table(impls)
+    traits = code.traits_table(listed)
     if traits:
         doc.heading(3, "Implementations", slug(name, "impls"))
         doc.blocks.append(traits)
@@ -151,7 +169,7 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
 
 
 def _scenario(
-    doc: Doc, wl: dict, scen: dict, impls: list, outcomes: dict, with_charts: bool
+    doc: Doc, wl: dict, scen: dict, impls: list, outcomes: dict, with_charts: bool, absent: list
 ) -> None:
     sname = scen["name"]
     defs = inputs.scenario_metrics(scen, outcomes, impls)
@@ -163,7 +181,7 @@ def _scenario(
     if scen.get("primary") not in defs:
         doc.blocks.append(Para(f"primary metric `{scen.get('primary')}` has no results"))
         return
-    doc.blocks.append(summary.summary_table(wl, scen, defs, impls, outcomes))
+    doc.blocks.append(summary.summary_table(wl, scen, defs, impls, outcomes, absent))
     if with_charts:
         items = scenario_charts.scenario_charts(wl, scen, defs, impls, outcomes)
         doc.blocks.append(Charts(items))

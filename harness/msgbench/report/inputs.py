@@ -25,6 +25,7 @@ class ImplInfo:
     summary: str
     traits: dict
     role: str
+    absent: str = ""  # impl.toml `absent`: why this language has no implementation to measure
 
     @property
     def chart(self) -> ChartImpl:
@@ -90,6 +91,7 @@ def impl_infos(results: dict, wl: dict) -> list[ImplInfo]:
                 imp.get("summary", ""),
                 imp.get("traits") or {},
                 "",
+                imp.get("absent") or "",
             )
     languages = {m["impl"]: m.get("language", "") for m in results.get("metrics", [])}
     for section in ("results", "verify", "metrics"):

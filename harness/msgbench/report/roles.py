@@ -92,6 +92,7 @@ CLOCKS = {
     "process-cpu-clock": "process CPU clock (ns)",
     "wait4-rusage": "wait4 rusage (µs)",
     "proc-children-ticks": "/proc children ticks (10 ms)",
+    "self-reported": "the program's own clock over its timed iterations",
 }
 
 

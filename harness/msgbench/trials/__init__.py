@@ -137,8 +137,9 @@ class TrialKind:
     def call(self, ctx: TrialContext) -> DriverCall:
         raise NotImplementedError
 
-    def runnable(self, impl: Impl) -> str | None:
-        """None if this kind can run `impl`; else why not (the trial is skipped, not failed)."""
+    def runnable(self, impl: Impl, scenario: Scenario) -> str | None:
+        """None if this kind can run `impl` in `scenario`; else why not (the trial is skipped,
+        not failed)."""
         return None
 
     def run(self, ctx: TrialContext) -> dict:

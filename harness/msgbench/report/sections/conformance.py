@@ -19,7 +19,8 @@ def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]
     known deviations (impl.toml [conformance.deviations]) show as `deviation`, their reasons
     among the messages: measured all the same, since what the benchmark uses passed."""
     verify = _verify(wl, results)
-    cols = [i for i in impls if i.id in verify]
+    absent = [i for i in impls if i.absent or (verify.get(i.id) or {}).get("absent")]
+    cols = [i for i in impls if i.id in verify and i not in absent]
     tests: list[str] = []
     for imp in cols:
         for t in (verify[imp.id].get("tests") or {}).keys():
@@ -72,9 +73,15 @@ def matrix(wl: dict, impls: list[ImplInfo], results: dict) -> tuple[Table, list]
         for test, why in (verify[imp.id].get("deviation_reasons") or {}).items()
     ]
     table = Table(headers, rows, [False] * len(headers), cls="matrix")
-    not_verified = [i.id for i in impls if i.id not in verify]
-    if not_verified:
-        table.caption = "not verified in this run: " + ", ".join(not_verified)
+    not_verified = [i.id for i in impls if i.id not in verify and i not in absent]
+    notes = ["not verified in this run: " + ", ".join(not_verified)] if not_verified else []
+    if absent:  # not a column of n/a: nothing to test; the reason is under the workload's heading
+        notes.append(
+            "not applicable: "
+            + ", ".join(absent_i.id for absent_i in absent)
+            + " (absent: no program to test; why: under the workload's heading)"
+        )
+    table.caption = "; ".join(notes)
     return table, failures
 
 

@@ -10,7 +10,17 @@ from ..model import Cell, Table
 from ..roles import clock_caption, first_with_role, short_label
 
 
-def summary_table(wl: dict, scen: dict, defs: dict, impls: list[ImplInfo], outcomes: dict) -> Table:
+def summary_table(
+    wl: dict,
+    scen: dict,
+    defs: dict,
+    impls: list[ImplInfo],
+    outcomes: dict,
+    absent: list[ImplInfo] = (),
+) -> Table:
+    """`absent`: implementations whose manifest says the language has none (impl.toml
+    `absent`); each gets one short row at the end, its reason being under the workload's
+    heading."""
     name, primary = scen["name"], scen["primary"]
     pdef = defs.get(primary, {})
     unit, better = pdef.get("unit", ""), pdef.get("better", "lower")
@@ -78,6 +88,16 @@ def summary_table(wl: dict, scen: dict, defs: dict, impls: list[ImplInfo], outco
                 cells.append(value_cell(o.rows.get(extra), unit_x, show_ci=False))
         cells.append(Cell("noisy", "noisy") if row.get("noisy") else Cell("", "muted"))
         rows.append(cells)
+    for imp in absent:
+        rows.append(
+            [
+                Cell("—", "num muted"),
+                impl_cell(imp),
+                Cell(imp.lang_label),
+                Cell("absent", "na", sub="no program; why: under the workload's heading",
+                     span=len(headers) - 3),
+            ]
+        )  # fmt: skip
     arrow = "lower is better" if better == "lower" else "higher is better"
     caption = (
         f"{name}: {metric_label(defs, primary)} ({unit}, {arrow}), median and 95% CI; "

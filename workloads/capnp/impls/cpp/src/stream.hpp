@@ -1,0 +1,161 @@
+// Messages leaving and entering the process (SPEC §4-§6): on a pipe, framed by libcapnp's
+// stream format (segment table then segments), packed or not; in bytes mode, through a buffer
+// allocated once. Every reader is given the limits of SPEC §6.
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize-packed.h>
+#include <capnp/serialize.h>
+#include <kj/io.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace capbench {
+
+// SPEC §6, set here rather than trusted to defaults: traversal limit 8 Mi words, nesting limit
+// 64. Both equal libcapnp's defaults; the other two limits of §6 are libcapnp's own checks in
+// InputStreamMessageReader, made from the segment table before the body is read: fewer than
+// 512 segments (the SPEC's "at most 512" is one more than libcapnp, which cannot be changed,
+// accepts), and at most traversalLimitInWords words in all (so at most 64 MiB is ever
+// allocated for one message).
+capnp::ReaderOptions reader_options() noexcept;
+
+// Zeroed, word-aligned memory allocated once: the first segment of a MallocMessageBuilder
+// (which requires it zeroed and zeroes what it used when destroyed) or a reader's space for a
+// message's words. calloc, so untouched pages cost nothing.
+class Scratch {
+  public:
+    static constexpr std::size_t kWords = 128 * 1024; // 1 MiB, as the C++ suite's
+
+    Scratch();
+    kj::ArrayPtr<capnp::word> words() noexcept {
+        return {words_.get(), kWords};
+    }
+
+  private:
+    struct Free {
+        void operator()(capnp::word *p) const noexcept;
+    };
+    std::unique_ptr<capnp::word[], Free> words_;
+};
+
+// InputStreamMessageReader (and PackedMessageReader) read a message's first segment at once
+// but the others lazily, when a pointer first reaches them; in libcapnp 0.9.2 an exception from
+// that read (the input ending inside the message) cannot unwind through the pointer-following
+// code, and the process aborts. So every reader over a stream has all its segments read by
+// this, before any pointer is followed, and a truncated message is an ordinary kj::Exception.
+void read_every_segment(capnp::MessageReader &reader);
+
+// Reads messages from a file descriptor (a pipe, stdin), through a 64 KiB buffer: a message
+// already in the buffer is copied out of it once; a larger remainder is read straight into the
+// message's words.
+class MessageIn {
+  public:
+    // `scratch` (may be empty) holds the message's words when it fits; otherwise the reader
+    // allocates them per message, which is libcapnp's default.
+    MessageIn(int fd, bool packed, kj::ArrayPtr<capnp::word> scratch);
+
+    // True at the end of the input: no byte of a next message has come. Blocks until a byte or
+    // the end arrives.
+    bool at_end() {
+        return buffered_.tryGetReadBuffer().size() == 0;
+    }
+
+    // Reads one message and hands its reader to `use`; the reader lives only for that call
+    // (its segments may be the scratch space, reused by the next message).
+    template <typename Use> void read(Use &&use) {
+        if (packed_) {
+            capnp::PackedMessageReader reader(buffered_, reader_options(), scratch_);
+            read_every_segment(reader);
+            use(static_cast<capnp::MessageReader &>(reader));
+        } else {
+            capnp::InputStreamMessageReader reader(buffered_, reader_options(), scratch_);
+            read_every_segment(reader);
+            use(static_cast<capnp::MessageReader &>(reader));
+        }
+    }
+
+    // Bytes read from the descriptor so far. With one message in flight (the client waits for
+    // each response) this is exactly the bytes of the messages read.
+    std::uint64_t bytes_read() const noexcept {
+        return fd_.count;
+    }
+
+  private:
+    struct CountingFdInputStream final : kj::FdInputStream {
+        using FdInputStream::FdInputStream;
+        std::size_t tryRead(void *buffer, std::size_t min_bytes, std::size_t max_bytes) override;
+        std::uint64_t count = 0;
+    };
+
+    CountingFdInputStream fd_;
+    kj::Array<kj::byte> buffer_;
+    kj::BufferedInputStreamWrapper buffered_;
+    kj::ArrayPtr<capnp::word> scratch_;
+    bool packed_;
+};
+
+// Writes messages to a file descriptor, each one complete and flushed before write() returns
+// (the peer is waiting for it). Unpacked, libcapnp hands the segment table and the segments
+// to the descriptor as one gather list: one writev per message, nothing copied. Packed, the
+// library packs into a 64 KiB buffer, flushed once per message.
+class MessageOut {
+  public:
+    MessageOut(int fd, bool packed);
+
+    void write(capnp::MessageBuilder &message);
+
+    // Bytes written so far: the messages as written, framing included.
+    std::uint64_t bytes_written() const noexcept {
+        return fd_.count;
+    }
+
+  private:
+    struct CountingFdOutputStream final : kj::FdOutputStream {
+        using FdOutputStream::FdOutputStream;
+        void write(const void *buffer, std::size_t size) override;
+        void write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
+        std::uint64_t count = 0;
+    };
+
+    CountingFdOutputStream fd_;
+    kj::Array<kj::byte> buffer_;
+    kj::BufferedOutputStreamWrapper buffered_;
+    bool packed_;
+};
+
+// bytes mode: one message at a time serialised into a word-aligned buffer allocated once (and
+// grown, should a message ever need more), then read back from it: unpacked with a
+// FlatArrayMessageReader over the buffer's words (no copy), packed through an ArrayInputStream
+// unpacked by the library.
+class MessageBytes {
+  public:
+    explicit MessageBytes(bool packed);
+
+    // Serialises `message`; returns its size in bytes.
+    std::size_t write(capnp::MessageBuilder &message);
+
+    // Reads the message last written and hands its reader to `use`. `scratch` as for
+    // MessageIn (used only to unpack).
+    template <typename Use> void read(kj::ArrayPtr<capnp::word> scratch, Use &&use) {
+        if (packed_) {
+            kj::ArrayInputStream input(buffer_.asBytes().slice(0, size_));
+            capnp::PackedMessageReader reader(input, reader_options(), scratch);
+            read_every_segment(reader);
+            use(static_cast<capnp::MessageReader &>(reader));
+        } else {
+            capnp::FlatArrayMessageReader reader(buffer_.slice(0, size_ / sizeof(capnp::word)),
+                                                 reader_options());
+            use(static_cast<capnp::MessageReader &>(reader));
+        }
+    }
+
+  private:
+    kj::Array<capnp::word> buffer_;
+    std::size_t size_ = 0; // bytes of the last message
+    bool packed_;
+};
+
+} // namespace capbench
