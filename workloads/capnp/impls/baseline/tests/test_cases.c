@@ -166,6 +166,32 @@ static void test_catrank_scores_and_sort(void) {
     arena_release(&a);
 }
 
+/* The snippet search at every position and length around its 16-byte screening: a word found
+ * wherever it starts, and nothing when it is cut by the end, spoiled by a byte, or not spaced. */
+static void test_catrank_search_positions(void) {
+    static const char *const words[] = {" cat ", " dog ", " cot ", " dag ", "xcat ", " cat"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t wlen = strlen(words[w]);
+        for (size_t len = 0; len <= 48; len++) {
+            for (size_t at = 0; at + wlen <= len; at++) {
+                char text[48];
+                memset(text, 'q', len);
+                memcpy(text + at, words[w], wlen);
+                struct search_result item = {{"u", 1}, {text, (uint32_t)len}, 3};
+                struct search_results request = {&item, 1, 0};
+                const struct search_results *r = catrank_serve(&request, &a);
+                double want = 3;
+                if (strcmp(words[w], " cat ") == 0)
+                    want = 30000;
+                else if (strcmp(words[w], " dog ") == 0)
+                    want = 3.0 / 10000;
+                CHECK(r->items[0].score == want);
+                arena_release(&a);
+            }
+        }
+    }
+}
+
 /* Decoding `len` bytes of buf must fail (with a message), never crash or over-allocate. */
 static bool rejects(const struct case_ops *ops, const uint8_t *bytes, size_t len) {
     struct cce c;
@@ -269,6 +295,7 @@ int main(void) {
     RUN(test_golden_digests);
     RUN(test_eval_arithmetic);
     RUN(test_catrank_scores_and_sort);
+    RUN(test_catrank_search_positions);
     RUN(test_every_truncation_is_rejected);
     RUN(test_hostile_counts_and_lengths);
     RUN(test_eval_hostile);
