@@ -63,6 +63,15 @@ def popen(argv: list[str], cwd: str, stdin=subprocess.PIPE) -> subprocess.Popen:
     )  # fmt: skip
 
 
+def end(*procs: subprocess.Popen) -> None:
+    """Kill (with its process group) and reap each program still running: every way out of a
+    test, a failed assertion included, leaves nothing behind."""
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
 def reap(p: subprocess.Popen, argv: list[str], started: float, timeout: float) -> Ended:
     """Wait (bounded) for `p`, reading what is left of its output; kill it if it overstays."""
     if p.stdin is not None and p.stdin.closed:
@@ -197,9 +206,7 @@ def serve_client(
         ended = reap(p, argv, started, timeout)
     finally:
         timer.cancel()
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        end(p)
     return Served(n, h.hexdigest(), ended)
 
 
@@ -247,9 +254,7 @@ def ask_server(
         ended = reap(p, argv, started, timeout)
     finally:
         timer.cancel()
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        end(p)
     return responses, ended
 
 
@@ -271,8 +276,5 @@ def pair(client, server, case: str, packed: bool, iterations: int, reuse: str = 
         ce = reap(c, c_argv, started, timeout)
         se = reap(s, s_argv, started, 15)
     finally:
-        for p in (c, s):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        end(c, s)
     return ce, se
