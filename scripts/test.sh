@@ -30,6 +30,11 @@ for d in workloads/*/impls/*/tests; do
     .venv/bin/pytest -q "$d"
 done
 
+# Every fuzz target once over its shared seed corpus and its crash regressions (seconds, not a
+# campaign: `msgbench fuzz WORKLOAD --seconds N` runs those; docs/robustness.md).
+step "fuzz targets: corpora and crash regressions replayed (msgbench fuzz --replay)"
+./msgbench fuzz --replay
+
 # Each workload's suite in a session of its own: every suite has its own conftest and helper
 # modules (imported by their bare names). Each suite's self-test (test_selftest.py) runs here
 # too: with no --impl, the plugin keeps it.

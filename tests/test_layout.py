@@ -155,7 +155,8 @@ def unit_test_problems(impl: Impl) -> list[str]:
     """Unit tests outside the language's one layout (empty: none).
 
     C: tests/test_<unit>.c; C++: tests/<unit>_test.cpp (GoogleTest's naming); both run by
-    ctest, helpers as headers beside them. Go: <file>_test.go beside <file>.go. Python:
+    ctest, helpers as headers beside them. Go: <file>_test.go beside <file>.go, and a fuzz
+    target of that file as <file>_fuzz_test.go (docs/robustness.md). Python:
     tests/test_<module>.py. Rust: `#[cfg(test)] mod tests { ... }` inline at the end of the file
     under test; Cargo's tests/ folder only for black-box tests of a library's public API.
     """
@@ -173,8 +174,9 @@ def unit_test_problems(impl: Impl) -> list[str]:
                 problems.append(f"{f.relative_to(d)}: not {want} for a source <unit>")
     elif lang == "go":
         for f in sorted(d.rglob("*_test.go")):
-            if not (f.parent / f.name.replace("_test.go", ".go")).exists():
-                problems.append(f"{f.relative_to(d)}: no {f.name[: -len('_test.go')]}.go beside it")
+            stem = re.sub(r"(_fuzz)?_test\.go$", "", f.name)
+            if not (f.parent / f"{stem}.go").exists():
+                problems.append(f"{f.relative_to(d)}: no {stem}.go beside it")
     elif lang == "python":
         for f in sorted(d.rglob("*.py")):
             rel = f.relative_to(d)

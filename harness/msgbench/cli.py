@@ -404,6 +404,9 @@ def report_cmd(run: str | None) -> None:
         entry.setdefault("published", [t for t in w.published if t["scenario"] in names])
         entry.setdefault("ratio_charts", [t for t in w.ratio_charts if set(t["scenarios"]) & names])
         entry.setdefault("matrices", [t for t in w.matrices if set(t["scenarios"]) & names])
+    from .robustness import evidence
+
+    doc["robustness"] = evidence.collect([w["name"] for w in doc.get("workloads", [])])
     run_dir = store.run_dir(doc["run"]["id"])
     report.write(run_dir, doc)
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
@@ -471,6 +474,123 @@ def compare(run_a: str, run_b: str) -> None:
             f"[{colour}]{verdict}[/]",
         )
     out.print(table)
+
+
+@app.command("fuzz")
+@workload_arg
+@impl_opt
+@click.option("--target", "-t", "target_names", multiple=True, help="fuzz target (repeatable)")
+@click.option("--seconds", type=click.IntRange(min=1), default=120, show_default=True,
+              help="campaign length per target")  # fmt: skip
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="targets fuzzed at once (not a timing: every CPU may be used)")  # fmt: skip
+@click.option("--replay", is_flag=True, help="no campaign: run the corpora and the crash "
+              "regressions once through every target (what make test does)")  # fmt: skip
+@click.option("--summary", is_flag=True, help="no campaign: total the committed record")
+@json_opt
+def fuzz_cmd(workload, impl, target_names, seconds, jobs, replay, summary, as_json) -> None:
+    """Coverage-guided fuzzing of every implementation's parsers (docs/robustness.md).
+
+    Runs a campaign of --seconds per target, stores it in the run store and appends it to the
+    committed record (records/fuzz-campaigns.jsonl); --replay only replays the corpora."""
+    from .fuzz import campaign as fz
+
+    if summary:
+        rows = fz.summary(fz.read_record())
+        if as_json:
+            out.print_json(data=rows)
+            return
+        print_fuzz_summary(rows)
+        return
+    select(workload, impl)  # the usual errors for an unknown workload or implementation
+    chosen = fz.targets(workload, list(impl), list(target_names))
+    if not chosen:
+        raise usage_error("no fuzz target matches (see [[fuzz]] in the impl.toml files)")
+    if replay:
+        log_dir = paths.RESULTS / "fuzz-replay"
+
+        def said(r) -> None:
+            mark = "[green]ok[/]" if r.ok else f"[red]FAILED[/] {r.detail}"
+            console.print(f"replay {r.name} ({r.engine}, {r.inputs} inputs): {mark}")
+
+        done = fz.replay(chosen, log_dir, said)
+        bad = [r for r in done if not r.ok]
+        console.print(f"{len(done) - len(bad)}/{len(done)} targets replayed cleanly")
+        if bad:
+            sys.exit(1)
+        return
+    planned = len(chosen) * seconds / jobs
+    console.print(f"fuzzing {len(chosen)} targets, {seconds} s each, {jobs} at a time: "
+                  f"about {budget.fmt_duration(planned)} plus the build")  # fmt: skip
+
+    def finished(r) -> None:
+        cov = ", ".join(f"{k} {v}" for k, v in r.coverage.items()) or "no coverage figure"
+        mark = {"ok": "[green]ok[/]", "crashed": "[red]CRASH[/]"}.get(r.status, "[red]error[/]")
+        failure = f"; {r.failure}" if r.failure else ""
+        console.print(f"{r.workload}/{r.impl}/{r.target} ({r.engine}): {mark} "
+                      f"{r.execs:,} execs in {r.seconds:.0f} s ({r.execs_per_s:,.0f}/s), {cov}"
+                      f"{failure}")  # fmt: skip
+
+    doc = fz.campaign(chosen, seconds, jobs, finished)
+    for name, why in doc["not_built"].items():
+        console.print(f"[red]not built[/] {name}: {why}")
+    console.print(f"stored {paths.rel(paths.RESULTS / doc['run']['id'] / 'fuzz.json')}; "
+                  f"appended to {paths.rel(fz.RECORD)}")  # fmt: skip
+    if doc["not_built"] or any(t["status"] != "ok" for t in doc["targets"]):
+        sys.exit(1)
+
+
+@app.command("hostile")
+@click.argument("workload")
+@impl_opt
+@click.option("--probe", "-p", "probe_names", multiple=True, help="probe (repeatable)")
+@click.option("--seconds", type=click.FloatRange(min=0.5), default=10.0, show_default=True,
+              help="length of each probe")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="seed of the random probes")
+def hostile_cmd(workload, impl, probe_names, seconds, seed) -> None:
+    """The hostile-client suite against every server of WORKLOAD (docs/robustness.md): slow
+    senders, idle connections, resets, half-closes, huge declared lengths, clients that never
+    read, garbage, UDP floods; a well-behaved client's latency measured throughout."""
+    from .robustness import hostile, probes
+    from .robustness import store as rstore
+
+    chosen = [i for i in select(workload, impl) if not i.absent]
+    w = registry.workload(workload)
+    try:
+        hostile.adapter(w)
+    except ManifestError as e:
+        raise usage_error(f"{workload} has no server to attack ({e})") from None
+    known = set(probes.TCP_PROBES) | set(probes.UDP_PROBES)
+    unknown = [p for p in probe_names if p not in known]
+    if unknown:
+        raise usage_error(f"unknown probe {unknown[0]} (valid: {', '.join(sorted(known))})")
+    do_build(chosen, with_drivers=False)
+
+    def said(r) -> None:
+        mark = "[green]held[/]" if r.held else "[red]NOT HELD[/]"
+        c = r.client
+        lat = f"p99 {c['p99_ms']} ms" if c["p99_ms"] is not None else "no reply"
+        console.print(f"{r.workload}/{r.impl} {r.probe}: {mark}; client {c['requests']} requests,"
+                      f" {c['failures']} failed, {lat}; RSS +{r.rss_growth_kb / 1024:.1f} MiB"
+                      f" (cap {r.cap_kb / 1024:.0f})")  # fmt: skip
+
+    doc = hostile.run(w, chosen, seconds, seed, list(probe_names), said)
+    path = rstore.save("hostile", doc)
+    console.print(f"stored {paths.rel(path)}")
+
+
+def print_fuzz_summary(rows: list[dict]) -> None:
+    table = Table("workload", "impl", "target", "engine", "campaigns", "time", "execs",
+                  "coverage (the engine's own measure)", "crashes")  # fmt: skip
+    total_s = 0.0
+    for r in rows:
+        total_s += r["seconds"]
+        cov = ", ".join(f"{k} {v:,}" for k, v in r["coverage"].items())
+        table.add_row(r["workload"], r["impl"], r["target"], r["engine"], str(r["campaigns"]),
+                      budget.fmt_duration(r["seconds"]), f"{r['execs']:,}", cov,
+                      str(r["crashes"]))  # fmt: skip
+    out.print(table)
+    out.print(f"{len(rows)} targets, {budget.fmt_duration(total_s)} of fuzzing in all")
 
 
 def main() -> None:

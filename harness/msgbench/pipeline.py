@@ -160,6 +160,11 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
 
     doc = assemble(bp, run_id, started, commit, dirty, measured, verdicts)
     doc["durations"] = {"trials": trial_seconds, "verify": verify_seconds}
+    from .robustness import evidence
+
+    # The robustness evidence at the time of the run (the fuzz record, the newest hostile and
+    # soak runs), kept in the document so that its report says what was known then.
+    doc["robustness"] = evidence.collect([w["name"] for w in doc.get("workloads", [])])
     json_file = store.save(doc)
     from . import report
 

@@ -97,6 +97,12 @@ class Impl:
     # for the workload's protocol). The manifest names the row; it has no program, is never built,
     # verified or measured, and the report says why once per workload instead of faking one.
     absent: str = ""
+    # [[fuzz]]: this implementation's coverage-guided fuzz targets, one per protocol target of
+    # the workload ({"target", "engine", "entry"}; msgbench.fuzz runs them).
+    fuzz: list[dict] = field(default_factory=list)
+    # `fuzz_exempt = "why"`: a third-party system (a reference) whose parsers are not the lab's
+    # code to fuzz; every other implementation that has a program declares [[fuzz]] targets.
+    fuzz_exempt: str = ""
 
     @property
     def name(self) -> str:
@@ -228,6 +234,13 @@ class Workload:
     ratio_charts: list[dict] = field(default_factory=list)
     # [[matrices]]: one metric over scenarios that each name a `peer` (client × server)
     matrices: list[dict] = field(default_factory=list)
+    # [[fuzz_targets]]: the protocol's fuzz targets (name -> {corpus: Path, max_len, summary}),
+    # each with one seed corpus shared by every language (docs/robustness.md).
+    fuzz_targets: dict[str, dict] = field(default_factory=dict)
+    # [robustness]: the SPEC's caps as the hostile-client suite and the soak check them
+    # (rss_growth_mib: the most a server's RSS may grow under any probe; connections: the idle
+    # connections it must hold).
+    robustness: dict = field(default_factory=dict)
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -339,6 +352,8 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
         params=data.get("params", {}),
         deviations=data.get("conformance", {}).get("deviations", {}),
         absent=absent,
+        fuzz=data.get("fuzz", []),
+        fuzz_exempt=data.get("fuzz_exempt", ""),
     )
 
 
@@ -405,6 +420,8 @@ def _load_workload(manifest: Path) -> Workload:
         published=data.get("published", []),
         ratio_charts=data.get("ratio_charts", []),
         matrices=data.get("matrices", []),
+        fuzz_targets=_fuzz_targets(data, manifest),
+        robustness=data.get("robustness", {}),
     )
     _check_ratio_charts_and_matrices(w, manifest)
     for table_name, used in [
@@ -446,7 +463,42 @@ def _load_workload(manifest: Path) -> Workload:
         impl = _load_impl(w, impl_manifest)
         w.impls[impl.id] = impl
     _check_absent_roles(w, manifest)
+    _check_fuzz(w)
     return w
+
+
+FUZZ_ENGINES = ("libfuzzer", "libfuzzer-rust", "go", "atheris")
+
+
+def _fuzz_targets(data: dict, manifest: Path) -> dict[str, dict]:
+    targets = {}
+    for t in data.get("fuzz_targets", []):
+        name = _require(t, "name", manifest)
+        targets[name] = {
+            "corpus": manifest.parent / _require(t, "corpus", manifest),
+            "max_len": int(t.get("max_len", 4096)),
+            "summary": t.get("summary", ""),
+        }
+    return targets
+
+
+def _check_fuzz(w: Workload) -> None:
+    """Every [[fuzz]] of an implementation names a target of its workload and a known engine."""
+    for impl in w.impls.values():
+        where = paths.rel(impl.dir / "impl.toml")
+        for f in impl.fuzz:
+            for key in ("target", "engine", "entry"):
+                if not isinstance(f.get(key), str) or not f[key]:
+                    raise ManifestError(f"{where}: [[fuzz]] needs a non-empty '{key}'")
+            if f["target"] not in w.fuzz_targets:
+                raise ManifestError(
+                    f"{where}: [[fuzz]] target '{f['target']}' is not one of the workload's "
+                    f"[[fuzz_targets]] ({', '.join(w.fuzz_targets) or 'none'})"
+                )
+            if f["engine"] not in FUZZ_ENGINES:
+                raise ManifestError(
+                    f"{where}: [[fuzz]] engine '{f['engine']}' (valid: {', '.join(FUZZ_ENGINES)})"
+                )
 
 
 def _check_ratio_charts_and_matrices(w: Workload, manifest: Path) -> None:

@@ -20,6 +20,7 @@ from .sections import (
     matrices,
     published,
     ratio_charts,
+    robustness,
     scenario_charts,
     side_by_side,
     summary,
@@ -135,6 +136,11 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if bounds:
         doc.heading(3, "Targets", slug(name, "targets"))
         doc.blocks.append(bounds)
+
+    robust = robustness.robustness(wl, results)
+    if robust:
+        doc.heading(3, "Robustness", slug(name, "robustness"))
+        doc.blocks.extend(robust)
 
     doc.heading(3, "Conformance", slug(name, "conformance"))
     matrix, failures = conformance.matrix(wl, listed, results)

@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
     server_cpu_s = None
     try:
         if mode == "server":
-            served = modes.run_server(run, sys.stdin.buffer, sys.stdout.fileno())
+            served = modes.run_server(run, sys.stdin.buffer, modes.fd_writer(sys.stdout.fileno()))
             sys.stderr.write(json.dumps({"served": served}) + "\n")
             return 0
         if mode == "object":

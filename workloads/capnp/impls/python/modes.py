@@ -9,6 +9,7 @@ what lets a reader's receive buffer be refilled.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import subprocess
@@ -130,7 +131,7 @@ class Run:
     def message_reader(self, stream_in):
         """The reader of the messages arriving on `stream_in` (a buffered binary stream)."""
         if self.packed:
-            return stream.PackedMessageReader(stream_in.fileno())
+            return stream.PackedMessageReader(stream_in)
         return stream.MessageReader(stream_in)
 
 
@@ -198,15 +199,15 @@ def run_client(run: Run, warmup: int, iters: int, out_fd: int, stream_in) -> Tim
     return timed(step, warmup, iters)
 
 
-def run_server(run: Run, stream_in, out_fd: int) -> int:
-    """server: answers each request on `stream_in` on `out_fd` until the input ends at a message
-    boundary; returns the number of requests answered."""
+def run_server(run: Run, stream_in, write) -> int:
+    """server: answers each request on `stream_in` through `write` (which sends one whole
+    message: fd_writer(1), or a list's append in the fuzz target) until the input ends at a
+    message boundary; returns the number of requests answered."""
     case = run.case
     new_response, serve = run.new_response, case.serve
     serialise, read_root = run.serialise, run.read_root
     request_type = case.request_type
     requests = run.message_reader(stream_in)
-    write_all = stream.write_all
 
     def step() -> bool:
         received = requests.read()
@@ -214,7 +215,7 @@ def run_server(run: Run, stream_in, out_fd: int) -> int:
             return False
         response = new_response()
         serve(read_root(request_type, received), response)
-        write_all(out_fd, serialise(response))
+        write(serialise(response))
         return True
 
     served = 0
@@ -224,6 +225,11 @@ def run_server(run: Run, stream_in, out_fd: int) -> int:
     except Exception as e:
         raise Failure(f"request {served + 1}", e) from e
     return served
+
+
+def fd_writer(fd: int):
+    """write(data) for run_server: the whole message to `fd`, at once (stream.write_all)."""
+    return functools.partial(stream.write_all, fd)
 
 
 def run_pipe(run: Run, warmup: int, iters: int, server_argv: list[str]) -> tuple[Timing, float]:

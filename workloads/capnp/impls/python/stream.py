@@ -139,11 +139,14 @@ class MessageReader:
 
 
 class PackedMessageReader:
-    """Packed messages from a file descriptor: finds where each one ends and returns its
-    packed bytes for libcapnp to unpack."""
+    """Packed messages from a binary stream (an io.BufferedReader): finds where each one ends
+    and returns its packed bytes for libcapnp to unpack."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    def __init__(self, stream) -> None:
+        # read1: with nothing buffered (nothing else reads the stream), one read(2) of at most
+        # the size asked, as os.read on its descriptor; any buffered stream will do (the fuzz
+        # target reads from an io.BytesIO).
+        self._read1 = stream.read1
         self._buf = bytearray()  # input read and not yet returned
         self._eof = False
 
@@ -151,7 +154,7 @@ class PackedMessageReader:
         """Append what the OS has to the buffer; False at the end of input."""
         if self._eof:
             return False
-        chunk = os.read(self._fd, _CHUNK)
+        chunk = self._read1(_CHUNK)
         if not chunk:
             self._eof = True
             return False

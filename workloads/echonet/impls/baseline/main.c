@@ -131,6 +131,13 @@ static const uint8_t *answer(const uint8_t *d, size_t len, size_t *tail_len, str
     return 0;
 }
 
+/* The reply's first HEAD bytes, written over the request's own: TID kept, SEOJ = 0x0EF001,
+ * DEOJ = the request's SEOJ. */
+static void reply_head(uint8_t *d) {
+    memcpy(d + 7, d + 4, 3); /* DEOJ = the request's SEOJ */
+    d[4] = 0x0E, d[5] = 0xF0, d[6] = 0x01;
+}
+
 static int usage_error(const char *what, const char *value) {
     fprintf(stderr, "echonet-baseline-node: %s: %s\n" USAGE, what, value ? value : "(missing)");
     return 2;
@@ -264,8 +271,7 @@ int main(int argc, char **argv) {
             const uint8_t *tail = answer(d, len, &tail_len, &c);
             if (!tail)
                 continue;
-            memcpy(d + 7, d + 4, 3); /* DEOJ = the request's SEOJ */
-            d[4] = 0x0E, d[5] = 0xF0, d[6] = 0x01;
+            reply_head(d);
             out_iov[replies][0] = (struct iovec){.iov_base = d, .iov_len = HEAD};
             out_iov[replies][1] = (struct iovec){.iov_base = (void *)tail, .iov_len = tail_len};
             out[replies].msg_hdr = (struct msghdr){.msg_name = &from[i],

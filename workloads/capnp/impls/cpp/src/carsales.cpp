@@ -68,7 +68,7 @@ std::uint64_t random_car(Rng &rng, Car::Builder car) {
 
 } // namespace
 
-Worth Worth::of(Car::Reader car) noexcept {
+Worth Worth::of(Car::Reader car) {
     Worth worth;
     worth.seats = car.getSeats();
     worth.doors = car.getDoors();

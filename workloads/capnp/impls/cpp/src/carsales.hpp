@@ -38,14 +38,16 @@ struct Worth {
     static std::uint64_t wheel_value(std::uint64_t diameter, bool snow_tires) noexcept {
         return diameter * diameter + (snow_tires ? 100u : 0u);
     }
-    // The server's reading of a car.
-    static Worth of(Car::Reader car) noexcept;
+    // The server's reading of a car. Not noexcept: reading a hostile message throws
+    // kj::Exception (a wheel list overrunning its words, say), which must reach main as an
+    // error, not std::terminate (found by fuzzing).
+    static Worth of(Car::Reader car);
     // The car's value, wrapping in 64 bits.
     std::uint64_t value() const noexcept;
 };
 
-// A car's value as the server computes it.
-inline std::uint64_t car_value(Car::Reader car) noexcept {
+// A car's value as the server computes it; throws kj::Exception as Worth::of does.
+inline std::uint64_t car_value(Car::Reader car) {
     return Worth::of(car).value();
 }
 

@@ -185,10 +185,11 @@ Report run_client(const Options &o, Clock::time_point started, Progress &progres
 }
 
 template <typename C>
-std::uint64_t serve(const Options &o, Progress &progress, int in_fd, int out_fd) {
+std::uint64_t serve(const Options &o, Progress &progress, kj::InputStream &in_stream,
+                    kj::OutputStream &out_stream) {
     Space request_space(o.reuse), response_space(o.reuse);
-    MessageIn in(in_fd, o.packed, request_space.words());
-    MessageOut out(out_fd, o.packed);
+    MessageIn in(in_stream, o.packed, request_space.words());
+    MessageOut out(out_stream, o.packed);
     progress.stage = "request";
     std::uint64_t served = 0;
     while (!in.at_end()) {
@@ -299,6 +300,13 @@ Report run_client_side(const Options &o, Clock::time_point started, Progress &pr
 }
 
 std::uint64_t run_server(const Options &o, Progress &progress, int in, int out) {
+    kj::FdInputStream in_stream(in);
+    kj::FdOutputStream out_stream(out);
+    return run_server(o, progress, in_stream, out_stream);
+}
+
+std::uint64_t run_server(const Options &o, Progress &progress, kj::InputStream &in,
+                         kj::OutputStream &out) {
     switch (o.case_id) {
     case CaseId::carsales:
         return serve<Carsales>(o, progress, in, out);

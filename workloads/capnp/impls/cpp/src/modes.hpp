@@ -7,6 +7,8 @@
 #include "options.hpp"
 #include "report.hpp"
 
+#include <kj/io.h>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -32,5 +34,8 @@ Report run_client_side(const Options &options, Clock::time_point started, Progre
 // server: answers requests from `in` on `out` until `in` ends at a message boundary; returns
 // the requests served.
 std::uint64_t run_server(const Options &options, Progress &progress, int in = 0, int out = 1);
+// The same over streams (the fuzz target's bytes in memory).
+std::uint64_t run_server(const Options &options, Progress &progress, kj::InputStream &in,
+                         kj::OutputStream &out);
 
 } // namespace capbench

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 namespace capbench {
 
@@ -27,9 +28,9 @@ void Scratch::Free::operator()(capnp::word *p) const noexcept {
     std::free(p);
 }
 
-std::size_t MessageIn::CountingFdInputStream::tryRead(void *buffer, std::size_t min_bytes,
-                                                      std::size_t max_bytes) {
-    const std::size_t n = FdInputStream::tryRead(buffer, min_bytes, max_bytes);
+std::size_t MessageIn::CountingInputStream::tryRead(void *buffer, std::size_t min_bytes,
+                                                    std::size_t max_bytes) {
+    const std::size_t n = inner.tryRead(buffer, min_bytes, max_bytes);
     count += n;
     return n;
 }
@@ -43,23 +44,31 @@ void read_every_segment(capnp::MessageReader &reader) {
 }
 
 MessageIn::MessageIn(int fd, bool packed, kj::ArrayPtr<capnp::word> scratch)
-    : fd_(fd), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)), buffered_(fd_, buffer_),
+    : fd_(std::in_place, fd), source_(*fd_), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)),
+      buffered_(source_, buffer_), scratch_(scratch), packed_(packed) {}
+
+MessageIn::MessageIn(kj::InputStream &source, bool packed, kj::ArrayPtr<capnp::word> scratch)
+    : source_(source), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)), buffered_(source_, buffer_),
       scratch_(scratch), packed_(packed) {}
 
-void MessageOut::CountingFdOutputStream::write(const void *buffer, std::size_t size) {
-    FdOutputStream::write(buffer, size);
+void MessageOut::CountingOutputStream::write(const void *buffer, std::size_t size) {
+    inner.write(buffer, size);
     count += size;
 }
 
-void MessageOut::CountingFdOutputStream::write(
+void MessageOut::CountingOutputStream::write(
     kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-    FdOutputStream::write(pieces);
+    inner.write(pieces);
     for (const auto &piece : pieces)
         count += piece.size();
 }
 
 MessageOut::MessageOut(int fd, bool packed)
-    : fd_(fd), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)), buffered_(fd_, buffer_),
+    : fd_(std::in_place, fd), sink_(*fd_), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)),
+      buffered_(sink_, buffer_), packed_(packed) {}
+
+MessageOut::MessageOut(kj::OutputStream &sink, bool packed)
+    : sink_(sink), buffer_(kj::heapArray<kj::byte>(kPipeBuffer)), buffered_(sink_, buffer_),
       packed_(packed) {}
 
 void MessageOut::write(capnp::MessageBuilder &message) {
@@ -67,7 +76,7 @@ void MessageOut::write(capnp::MessageBuilder &message) {
         capnp::writePackedMessage(buffered_, message);
         buffered_.flush();
     } else {
-        capnp::writeMessage(fd_, message);
+        capnp::writeMessage(sink_, message);
     }
 }
 

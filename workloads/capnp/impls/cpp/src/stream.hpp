@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace capbench {
 
@@ -56,6 +57,8 @@ class MessageIn {
     // `scratch` (may be empty) holds the message's words when it fits; otherwise the reader
     // allocates them per message, which is libcapnp's default.
     MessageIn(int fd, bool packed, kj::ArrayPtr<capnp::word> scratch);
+    // The same over any stream (the fuzz target's bytes in memory).
+    MessageIn(kj::InputStream &source, bool packed, kj::ArrayPtr<capnp::word> scratch);
 
     // True at the end of the input: no byte of a next message has come. Blocks until a byte or
     // the end arrives.
@@ -80,17 +83,19 @@ class MessageIn {
     // Bytes read from the descriptor so far. With one message in flight (the client waits for
     // each response) this is exactly the bytes of the messages read.
     std::uint64_t bytes_read() const noexcept {
-        return fd_.count;
+        return source_.count;
     }
 
   private:
-    struct CountingFdInputStream final : kj::FdInputStream {
-        using FdInputStream::FdInputStream;
+    struct CountingInputStream final : kj::InputStream {
+        explicit CountingInputStream(kj::InputStream &source) noexcept : inner(source) {}
         std::size_t tryRead(void *buffer, std::size_t min_bytes, std::size_t max_bytes) override;
+        kj::InputStream &inner;
         std::uint64_t count = 0;
     };
 
-    CountingFdInputStream fd_;
+    std::optional<kj::FdInputStream> fd_; // when reading a descriptor
+    CountingInputStream source_;
     kj::Array<kj::byte> buffer_;
     kj::BufferedInputStreamWrapper buffered_;
     kj::ArrayPtr<capnp::word> scratch_;
@@ -104,23 +109,28 @@ class MessageIn {
 class MessageOut {
   public:
     MessageOut(int fd, bool packed);
+    // The same into any stream (the fuzz target's memory).
+    MessageOut(kj::OutputStream &sink, bool packed);
 
     void write(capnp::MessageBuilder &message);
 
     // Bytes written so far: the messages as written, framing included.
     std::uint64_t bytes_written() const noexcept {
-        return fd_.count;
+        return sink_.count;
     }
 
   private:
-    struct CountingFdOutputStream final : kj::FdOutputStream {
-        using FdOutputStream::FdOutputStream;
+    // Passes both kinds of write on as they are: an unpacked message stays one gather write.
+    struct CountingOutputStream final : kj::OutputStream {
+        explicit CountingOutputStream(kj::OutputStream &sink) noexcept : inner(sink) {}
         void write(const void *buffer, std::size_t size) override;
         void write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
+        kj::OutputStream &inner;
         std::uint64_t count = 0;
     };
 
-    CountingFdOutputStream fd_;
+    std::optional<kj::FdOutputStream> fd_; // when writing a descriptor
+    CountingOutputStream sink_;
     kj::Array<kj::byte> buffer_;
     kj::BufferedOutputStreamWrapper buffered_;
     bool packed_;

@@ -213,6 +213,25 @@ TEST(Stream, ListClaimingTwoToThe29ElementsIsAnError) {
                  "traversal limit");
 }
 
+TEST(Stream, WheelListOverrunningItsWordsIsAnErrorNotAnAbort) {
+    // One car whose wheel list (inline composite, one word) has a tag claiming 2^20 one-word
+    // wheels. The list is read inside Worth::of, which was noexcept: the library's exception
+    // ended the process in std::terminate instead of reaching main (found by fuzzing,
+    // fuzz/regressions/request/carsales-wheels-overrun).
+    const Words message = test::framed({
+        test::struct_pointer(0, 0, 1),                    // ParkingLot
+        test::list_pointer(0, test::kInlineComposite, 3), // cars: one car of three pointers
+        test::struct_pointer(1, 0, 3),                    // the tag: 1 element
+        0,                                                // make
+        0,                                                // model
+        test::list_pointer(0, test::kInlineComposite, 1), // wheels: one word
+        test::struct_pointer(1 << 20, 1, 0),              // the tag: 2^20 one-word wheels
+        0,
+    });
+    EXPECT_PRED2(mentions, failure(CaseId::carsales, false, test::bytes_of(message)),
+                 "overrun its word count");
+}
+
 TEST(Stream, PointerLoopHitsTheNestingLimit) {
     // An expression whose left side is itself.
     const auto data = Expression::_capnpPrivate::dataWordSize;

@@ -4,7 +4,6 @@ limits of SPEC §6 checked before the body is read, runs past a message's end, w
 from __future__ import annotations
 
 import io
-import os
 import struct
 from dataclasses import dataclass
 
@@ -138,22 +137,15 @@ def test_a_larger_message_gets_a_new_buffer_and_the_old_view_stays_valid(lots):
 # ---- packed ------------------------------------------------------------------------------
 
 
-def packed_reader(tmp_path, data: bytes) -> stream.PackedMessageReader:
+def read_all_packed(tmp_path, data: bytes) -> list[bytes]:
     path = tmp_path / "stream.bin"
     path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    return stream.PackedMessageReader(fd)
-
-
-def read_all_packed(tmp_path, data: bytes) -> list[bytes]:
-    reader = packed_reader(tmp_path, data)
-    try:
+    with open(path, "rb") as f:  # a BufferedReader over a descriptor, as stdin is
+        reader = stream.PackedMessageReader(f)
         out = []
         while (message := reader.read()) is not None:
             out.append(bytes(message))
         return out
-    finally:
-        os.close(reader._fd)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 16])

@@ -451,8 +451,8 @@ fn client<C: Case, A: Arena, R: Read, W: std::io::Write>(
 }
 
 /// The server: answers each request as it comes until the input ends between two messages;
-/// returns how many it answered.
-fn server<C: Case, A: Arena, R: Read, W: std::io::Write>(
+/// returns how many it answered. Public for the fuzz target, which runs it in memory.
+pub fn server<C: Case, A: Arena, R: Read, W: std::io::Write>(
     mut responses: A,
     from_client: &mut MessageReader<R>,
     to_client: &mut MessageWriter<W>,

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+const struct session_io session_syscalls = {read, write, shutdown};
+
 struct session *session_create(int fd, uint64_t max_body) {
     struct session *s = calloc(1, sizeof *s);
     if (!s)
@@ -27,6 +29,7 @@ struct session *session_create(int fd, uint64_t max_body) {
     }
     s->cap = SESSION_BUFFER_SIZE;
     s->fd = fd;
+    s->io = &session_syscalls;
     s->max_body = max_body;
     return s;
 }
@@ -126,7 +129,7 @@ static uint64_t large_frame_rest(const struct session *s) {
  * frame) moves to the front of a buffer of the normal size. */
 static int flush(struct session *s) {
     while (output_pending(s)) {
-        ssize_t put = write(s->fd, s->in + s->out_head, s->parsed - s->out_head);
+        ssize_t put = s->io->write(s->fd, s->in + s->out_head, s->parsed - s->out_head);
         if (put < 0) {
             if (errno == EINTR)
                 continue;
@@ -167,7 +170,7 @@ static enum session_verdict written(struct session *s) {
     switch (s->state) {
     case SESSION_ENDING:
         /* FIN after the END reply; the peer's close ends the draining. */
-        shutdown(s->fd, SHUT_WR);
+        s->io->shutdown(s->fd, SHUT_WR);
         s->state = SESSION_DRAINING;
         return SESSION_WANT_READ;
     case SESSION_REFUSED:
@@ -187,7 +190,7 @@ static enum session_verdict pump(struct session *s) {
 }
 
 static enum session_verdict drain(struct session *s) {
-    ssize_t got = read(s->fd, s->in, s->cap);
+    ssize_t got = s->io->read(s->fd, s->in, s->cap);
     if (got < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? SESSION_WANT_READ
                                                                          : SESSION_CLOSE;
@@ -216,7 +219,7 @@ enum session_verdict session_on_readable(struct session *s) {
     }
     /* One read per event: level-triggered epoll comes back for the rest, so one busy client
      * cannot starve the others of the same worker. */
-    ssize_t got = read(s->fd, s->in + s->len, want);
+    ssize_t got = s->io->read(s->fd, s->in + s->len, want);
     if (got < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return SESSION_CLOSE;

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define SESSION_BUFFER_SIZE (128 * 1024)
 
@@ -43,8 +44,20 @@ enum session_state {
  * flight. Input after END is read and dropped, up to this much, until the peer closes. */
 #define SESSION_DRAIN_LIMIT (16u << 20)
 
+/* The system calls a session makes on its socket: read(2), write(2) and shutdown(2) in the
+ * server (session_syscalls), stand-ins with their contract in the fuzz target (fuzz/server.c),
+ * which runs the session rules over memory. */
+struct session_io {
+    ssize_t (*read)(int fd, void *buf, size_t n);
+    ssize_t (*write)(int fd, const void *buf, size_t n);
+    int (*shutdown)(int fd, int how);
+};
+
+extern const struct session_io session_syscalls;
+
 struct session {
     int fd;
+    const struct session_io *io; /* &session_syscalls unless the caller sets another */
     uint64_t max_body;
     /* The input buffer: in[0..out_head) written, in[out_head..parsed) replies not yet
      * written, in[parsed..len) read but not parsed (part of a frame), in[len..cap) free. */

@@ -18,8 +18,29 @@ bool would_block(int error) noexcept {
 
 } // namespace
 
-Session::Session(Fd socket, SessionLimits limits) noexcept
-    : socket_(std::move(socket)), limits_(limits) {}
+ssize_t SessionIo::receive(int fd, void *buf, std::size_t n) {
+    return ::recv(fd, buf, n, 0);
+}
+
+ssize_t SessionIo::send(int fd, const void *buf, std::size_t n) {
+    return ::send(fd, buf, n, MSG_NOSIGNAL);
+}
+
+void SessionIo::shutdown_write(int fd) {
+    ::shutdown(fd, SHUT_WR);
+}
+
+void SessionIo::log(const char *line) {
+    std::fputs(line, stderr);
+}
+
+SessionIo &SessionIo::system() noexcept {
+    static SessionIo io;
+    return io;
+}
+
+Session::Session(Fd socket, SessionLimits limits, SessionIo &io) noexcept
+    : socket_(std::move(socket)), limits_(limits), io_(&io) {}
 
 Interest Session::on_readable(ByteBuffer &scratch) {
     if (broken_ || phase_ == Phase::input_over)
@@ -36,7 +57,7 @@ Interest Session::read_into(ByteBuffer &scratch) {
     scratch.reserve(limits_.buffer_size);
     scratch.append(own_.data(), own_.size()); // smaller than the buffer: larger ones stream
     own_.clear();
-    const ssize_t got = ::recv(fd(), scratch.tail(), scratch.room(), 0);
+    const ssize_t got = io_->receive(fd(), scratch.tail(), scratch.room());
     if (got < 0 && !would_block(errno))
         return Interest::close; // reset by the peer: nobody is left to answer
     if (got == 0) {
@@ -74,7 +95,7 @@ Interest Session::absorb() {
         }
     }
     const auto ask = static_cast<std::size_t>(std::min<std::uint64_t>(own_.room(), wanted));
-    const ssize_t got = ::recv(fd(), own_.tail(), ask, 0);
+    const ssize_t got = io_->receive(fd(), own_.tail(), ask);
     if (got < 0)
         return would_block(errno) ? interest() : Interest::close;
     if (got == 0) {
@@ -92,7 +113,7 @@ Interest Session::absorb() {
 Interest Session::discard(ByteBuffer &scratch) {
     scratch.clear();
     scratch.reserve(limits_.buffer_size);
-    const ssize_t got = ::recv(fd(), scratch.data(), scratch.capacity(), 0);
+    const ssize_t got = io_->receive(fd(), scratch.data(), scratch.capacity());
     if (got < 0)
         return would_block(errno) ? interest() : Interest::close;
     if (got == 0) {
@@ -167,18 +188,19 @@ void Session::parse(ByteBuffer &buf) noexcept {
 }
 
 void Session::refuse(ByteBuffer &buf, std::uint64_t length) noexcept {
-    std::fprintf(stderr,
-                 "comm-cpp-server: a body of %llu bytes is above --max-body %llu: closing the "
-                 "connection\n",
-                 static_cast<unsigned long long>(length),
-                 static_cast<unsigned long long>(limits_.max_body));
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "comm-cpp-server: a body of %llu bytes is above --max-body %llu: closing the "
+                  "connection\n",
+                  static_cast<unsigned long long>(length),
+                  static_cast<unsigned long long>(limits_.max_body));
+    io_->log(line);
     stop_reading(buf, Phase::discarding); // the replies before it still go out
 }
 
 void Session::flush(ByteBuffer &buf) noexcept {
     while (out_begin_ < out_end_) {
-        const ssize_t put =
-            ::send(fd(), buf.data() + out_begin_, out_end_ - out_begin_, MSG_NOSIGNAL);
+        const ssize_t put = io_->send(fd(), buf.data() + out_begin_, out_end_ - out_begin_);
         if (put < 0) {
             if (errno == EINTR)
                 continue;
@@ -196,7 +218,7 @@ void Session::flush(ByteBuffer &buf) noexcept {
     }
     blocked_ = false;
     if (phase_ == Phase::discarding && !half_closed_) {
-        ::shutdown(fd(), SHUT_WR); // FIN after the last reply; input is still drained
+        io_->shutdown_write(fd()); // FIN after the last reply; input is still drained
         half_closed_ = true;
     }
 }

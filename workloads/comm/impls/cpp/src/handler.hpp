@@ -30,6 +30,8 @@
 #include "fd.hpp"
 #include "frame.hpp"
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -47,6 +49,21 @@ struct SessionLimits {
     std::uint64_t linger_bytes = 64ull << 20;
 };
 
+// What a session does outside itself: its socket calls and its log line. The server's sessions
+// use the default, SessionIo::system(): recv(2), send(2) and shutdown(2) on the session's socket,
+// the log on stderr. The fuzz target runs a session over memory with its own.
+class SessionIo {
+  public:
+    virtual ~SessionIo() = default;
+    // As recv(2) / send(2) without flags (send never raises SIGPIPE): a count, or -1 and errno.
+    virtual ssize_t receive(int fd, void *buf, std::size_t n);
+    virtual ssize_t send(int fd, const void *buf, std::size_t n);
+    virtual void shutdown_write(int fd);
+    virtual void log(const char *line);
+
+    static SessionIo &system() noexcept;
+};
+
 // What the event loop should wait for next.
 enum class Interest : std::uint8_t {
     read,       // input; nothing is waiting to be sent
@@ -57,7 +74,7 @@ enum class Interest : std::uint8_t {
 
 class Session {
   public:
-    Session(Fd socket, SessionLimits limits) noexcept;
+    Session(Fd socket, SessionLimits limits, SessionIo &io = SessionIo::system()) noexcept;
 
     int fd() const noexcept {
         return socket_.get();
@@ -93,6 +110,7 @@ class Session {
 
     Fd socket_;
     SessionLimits limits_;
+    SessionIo *io_;
     // The bytes being worked on are in the lent read buffer during on_readable, and in own_
     // between events. In either, [out_begin_, out_end_) are replies not yet sent and
     // [out_end_, size) is input not yet parsed (an incomplete frame).

@@ -76,8 +76,15 @@ pub struct Session {
 
 impl Session {
     pub fn new(max_body: u64) -> Session {
+        Session::with_buffer(max_body, INITIAL_BUFFER)
+    }
+
+    /// A session whose receive buffer starts at `initial` bytes (at least a header) instead
+    /// of `INITIAL_BUFFER`: the fuzz target starts small so that inputs of a few KiB reach the
+    /// growth and compaction paths.
+    pub fn with_buffer(max_body: u64, initial: usize) -> Session {
         Session {
-            buf: vec![0; INITIAL_BUFFER],
+            buf: vec![0; initial.max(HEADER_LEN)],
             sent: 0,
             ready: 0,
             filled: 0,
@@ -505,6 +512,31 @@ mod tests {
         let out = run(&mut s, &f[HEADER_LEN + 10..], 4096).unwrap();
         assert_eq!(out, frame(REPLY, &big));
         assert!(s.buffer_len() >= f.len());
+    }
+
+    #[test]
+    fn a_small_starting_buffer_grows_and_compacts_as_the_default_one() {
+        // What the fuzz target relies on: `with_buffer` changes where the buffer starts, not
+        // what is answered.
+        let mut input = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..40 {
+            let b = body(i * 13 % 300, i);
+            input.extend(frame(DEFAULT, &b));
+            expected.extend(frame(REPLY, &b));
+        }
+        for chunk in [1, 7, 64, usize::MAX] {
+            let mut s = Session::with_buffer(CAP, 16);
+            assert_eq!(s.buffer_len(), 16);
+            assert_eq!(
+                run(&mut s, &input, chunk).unwrap(),
+                expected,
+                "chunk {chunk}"
+            );
+            assert!(s.buffer_len() >= HEADER_LEN + 300 - 13);
+        }
+        // Never below a header.
+        assert_eq!(Session::with_buffer(CAP, 0).buffer_len(), HEADER_LEN);
     }
 
     #[test]

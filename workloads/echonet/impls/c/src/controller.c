@@ -125,8 +125,7 @@ enum controller_result controller_request(struct controller *c, struct in_addr h
     return CONTROLLER_NO_REPLY;
 }
 
-/* The instance list of a discovery answer (EPC 0xD6: N, then N EOJs), as many as are present. */
-static void read_instances(const struct frame *f, struct controller_node *node) {
+void controller_read_instances(const struct frame *f, struct controller_node *node) {
     node->count = 0;
     for (unsigned i = 0; i < f->opc; i++) {
         const struct frame_prop *p = &f->props[i];
@@ -201,7 +200,7 @@ int controller_discover(struct controller *c, unsigned expect, unsigned wait_ms,
             struct controller_node *node = &d->nodes[d->count++];
             node->host = from;
             node->eoj = c->reply.seoj;
-            read_instances(&c->reply, node);
+            controller_read_instances(&c->reply, node);
             last = now_us();
             if (expect && d->count >= expect) {
                 enough = true;

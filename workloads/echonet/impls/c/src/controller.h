@@ -68,6 +68,10 @@ struct controller_node {
     uint32_t instances[84]; /* a PDC of at most 255: 1 + 3 x 84 */
 };
 
+/* The instance list of a discovery answer (EPC 0xD6: N, then N EOJs) into node->count and
+ * node->instances, as many as are present. */
+void controller_read_instances(const struct frame *f, struct controller_node *node);
+
 struct controller_discovery {
     struct controller_node *nodes; /* sorted by address */
     size_t count;

@@ -141,11 +141,37 @@ static void test_discovery_collects_sorts_and_dedups(void) {
     close_pair();
 }
 
+/* A discovery answer's instance list: as many EOJs as its bytes hold, whatever N says. */
+static void test_instance_list_trusts_only_the_bytes_present(void) {
+    static struct frame f;
+    static uint8_t dgram[512];
+    struct controller_node node;
+    /* N = 5 with two EOJs present; an empty 0xD6 before it is passed over. */
+    size_t len =
+        hex_bytes("10 81 00 01 0E F0 01 05 FF 01 72 02 D6 00 D6 07 05 01 30 01 02 88 01", dgram);
+    CHECK(frame_decode(dgram, len, &f) == FRAME_OK);
+    controller_read_instances(&f, &node);
+    CHECK(node.count == 2 && node.instances[0] == 0x013001 && node.instances[1] == 0x028801);
+    /* The largest EDT: N = 255 and 84 whole EOJs (the 85th is cut), the list's capacity. */
+    len = hex_bytes("10 81 00 01 0E F0 01 05 FF 01 72 01 D6 FF FF", dgram);
+    memset(dgram + len, 0x01, 254);
+    len += 254;
+    CHECK(frame_decode(dgram, len, &f) == FRAME_OK);
+    controller_read_instances(&f, &node);
+    CHECK(node.count == 84 && node.instances[83] == 0x010101);
+    /* No 0xD6: no instances. */
+    len = hex_bytes("10 81 00 01 0E F0 01 05 FF 01 72 01 80 01 30", dgram);
+    CHECK(frame_decode(dgram, len, &f) == FRAME_OK);
+    controller_read_instances(&f, &node);
+    CHECK(node.count == 0);
+}
+
 int main(void) {
     RUN(test_tids_start_at_1_and_skip_0);
     RUN(test_which_replies_answer);
     RUN(test_matches_tid_source_and_esv);
     RUN(test_bounded_retries_resend_the_same_datagram);
     RUN(test_discovery_collects_sorts_and_dedups);
+    RUN(test_instance_list_trusts_only_the_bytes_present);
     return check_failures ? 1 : 0;
 }

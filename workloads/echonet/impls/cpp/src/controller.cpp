@@ -19,6 +19,8 @@ bool same_address(const sockaddr_in &from, in_addr host) noexcept {
     return from.sin_addr.s_addr == host.s_addr;
 }
 
+} // namespace
+
 std::vector<Eoj> instance_list(const PropertyList &properties) {
     std::vector<Eoj> out;
     for (const Property p : properties) {
@@ -32,8 +34,6 @@ std::vector<Eoj> instance_list(const PropertyList &properties) {
     }
     return out;
 }
-
-} // namespace
 
 bool answers(Esv request, Esv reply) noexcept {
     switch (request) {

@@ -31,6 +31,11 @@ constexpr std::uint16_t tid_after(std::uint16_t tid) noexcept {
 // Whether `reply` is a reply to a request of service `request` (e.g. 0x72 or 0x52 to 0x62).
 bool answers(Esv request, Esv reply) noexcept;
 
+// The instances a reply's 0xD6 (self-node instance list: a count, then 3 bytes per EOJ) names,
+// as many as the count says and the bytes hold; empty without one. Used by discover(); public
+// for the fuzz target.
+std::vector<Eoj> instance_list(const PropertyList &properties);
+
 // Encodes a request from the controller object (SEOJ 0x05FF01) with TID 0 (exchange() sets
 // it). `get_part` is used by SetGet only. Returns the frame's size, 0 if it does not fit.
 std::size_t build_request(std::span<std::uint8_t> out, Eoj deoj, Esv esv,

@@ -344,37 +344,79 @@ impl Controller {
         })
     }
 
-    /// The node a datagram in the receive buffer names, if it answers the discovery `tid`:
-    /// a Get reply from a node profile. Its instance list is read from 0xD6 as far as the
-    /// bytes go (the count byte is not trusted).
+    /// The node a datagram in the receive buffer names, if it answers the discovery `tid`.
     fn discovered(&self, len: usize, from: SocketAddr, tid: [u8; 2]) -> Option<Discovered> {
-        let SocketAddr::V4(from) = from else {
-            return None;
-        };
-        let f = frame::decode(&self.recv_buf[..len]).ok()?;
-        if f.tid != tid || !esv::answers(esv::GET, f.esv) {
-            return None;
-        }
-        if !f.seoj.same_class(Eoj::NODE_PROFILE) {
-            return None;
-        }
-        let list = f
-            .props
-            .iter()
-            .find(|p| p.epc == 0xD6)
-            .map_or(&[][..], |p| p.edt);
-        let instances = match list.split_first() {
-            Some((&n, eojs)) => eojs
-                .chunks_exact(3)
-                .take(usize::from(n))
-                .map(|c| Eoj::new(c[0], c[1], c[2]))
-                .collect(),
-            None => Vec::new(),
-        };
-        Some(Discovered {
-            host: *from.ip(),
-            eoj: f.seoj,
-            instances,
-        })
+        discovery_reply(&self.recv_buf[..len], from, tid)
+    }
+}
+
+/// The node `datagram` (received from `from`) names, if it answers the discovery `tid`: a
+/// Get reply from a node profile. Its instance list is read from 0xD6 as far as the bytes go
+/// (the count byte is not trusted). Free of the socket, so the fuzz target can call it.
+pub fn discovery_reply(datagram: &[u8], from: SocketAddr, tid: [u8; 2]) -> Option<Discovered> {
+    let SocketAddr::V4(from) = from else {
+        return None;
+    };
+    let f = frame::decode(datagram).ok()?;
+    if f.tid != tid || !esv::answers(esv::GET, f.esv) {
+        return None;
+    }
+    if !f.seoj.same_class(Eoj::NODE_PROFILE) {
+        return None;
+    }
+    let list = f
+        .props
+        .iter()
+        .find(|p| p.epc == 0xD6)
+        .map_or(&[][..], |p| p.edt);
+    let instances = match list.split_first() {
+        Some((&n, eojs)) => eojs
+            .chunks_exact(3)
+            .take(usize::from(n))
+            .map(|c| Eoj::new(c[0], c[1], c[2]))
+            .collect(),
+        None => Vec::new(),
+    };
+    Some(Discovered {
+        host: *from.ip(),
+        eoj: f.seoj,
+        instances,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node profile's Get_Res of 0xD6 listing `instances` EOJs behind the count byte `n`.
+    fn d6_reply(tid: [u8; 2], n: u8, eojs: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut b = FrameBuilder::new(
+            &mut out,
+            tid,
+            Eoj::NODE_PROFILE,
+            Eoj::CONTROLLER,
+            esv::GET_RES,
+        );
+        b.push(0xD6, &[&[n][..], eojs].concat());
+        out
+    }
+
+    #[test]
+    fn discovery_reply_reads_the_instance_list_as_far_as_the_bytes_go() {
+        let from = SocketAddr::from(([127, 0, 0, 5], 3610));
+        let reply = d6_reply([0, 9], 1, &[0x01, 0x30, 0x01]);
+        let node = discovery_reply(&reply, from, [0, 9]).unwrap();
+        assert_eq!(node.host, Ipv4Addr::new(127, 0, 0, 5));
+        assert_eq!(node.eoj, Eoj::NODE_PROFILE);
+        assert_eq!(node.instances, [Eoj::AIR_CONDITIONER]);
+        // The count byte is not trusted, nor is a trailing partial EOJ read.
+        let lying = d6_reply([0, 9], 200, &[0x01, 0x30, 0x01, 0x02, 0x88]);
+        let node = discovery_reply(&lying, from, [0, 9]).unwrap();
+        assert_eq!(node.instances, [Eoj::AIR_CONDITIONER]);
+        // Another TID, an IPv6 sender, or a datagram that does not decode: no node.
+        assert!(discovery_reply(&reply, from, [0, 8]).is_none());
+        assert!(discovery_reply(&reply, "[::1]:3610".parse().unwrap(), [0, 9]).is_none());
+        assert!(discovery_reply(&reply[..reply.len() - 1], from, [0, 9]).is_none());
     }
 }

@@ -18,7 +18,10 @@
  */
 #define KEEP_CAP (FRAME_HEADER_SIZE + FRAME_MAX_REPLY + READ_CHUNK)
 
+const struct frame_io frame_syscalls = {read, write};
+
 int frame_reader_init(struct frame_reader *r, int fd) {
+    r->io = &frame_syscalls;
     r->fd = fd;
     r->buf = malloc(READ_CHUNK);
     r->cap = r->buf ? READ_CHUNK : 0;
@@ -93,7 +96,7 @@ enum frame_status frame_read(struct frame_reader *r, const unsigned char **body,
         }
         if (make_room(r, need) != 0)
             return FRAME_NO_MEMORY;
-        ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
+        ssize_t got = r->io->read(r->fd, r->buf + r->end, r->cap - r->end);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -129,6 +132,10 @@ const char *frame_status_text(enum frame_status status) {
 }
 
 int frame_write(int fd, unsigned char *frame, size_t body_len) {
+    return frame_write_io(&frame_syscalls, fd, frame, body_len);
+}
+
+int frame_write_io(const struct frame_io *io, int fd, unsigned char *frame, size_t body_len) {
     if (body_len > FRAME_MAX_REPLY) {
         errno = EMSGSIZE;
         return -1;
@@ -138,7 +145,7 @@ int frame_write(int fd, unsigned char *frame, size_t body_len) {
     size_t left = FRAME_HEADER_SIZE + body_len;
     const unsigned char *p = frame;
     while (left > 0) {
-        ssize_t put = write(fd, p, left);
+        ssize_t put = io->write(fd, p, left);
         if (put < 0) {
             if (errno == EINTR)
                 continue;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define FRAME_HEADER_SIZE 4u
 /* Browser -> host limit (Chromium refuses to send more). */
@@ -22,10 +23,23 @@ enum frame_status {
 };
 
 /*
+ * The system calls framing reads and writes with: read(2) and write(2) in the host (see
+ * frame_syscalls), stand-ins with the same contract in the fuzz target (fuzz/host.c), which
+ * serves a stream from memory.
+ */
+struct frame_io {
+    ssize_t (*read)(int fd, void *buf, size_t n);
+    ssize_t (*write)(int fd, const void *buf, size_t n);
+};
+
+extern const struct frame_io frame_syscalls;
+
+/*
  * Reads frames out of a reusable buffer filled by large read(2) calls, so a burst of small
  * frames costs one system call and a frame split over many reads is reassembled in place.
  */
 struct frame_reader {
+    const struct frame_io *io; /* &frame_syscalls unless the caller sets another */
     int fd;
     unsigned char *buf;
     size_t cap;       /* bytes allocated */
@@ -54,5 +68,7 @@ const char *frame_status_text(enum frame_status status);
  * body is above FRAME_MAX_REPLY).
  */
 int frame_write(int fd, unsigned char *frame, size_t body_len);
+/* frame_write through io->write. */
+int frame_write_io(const struct frame_io *io, int fd, unsigned char *frame, size_t body_len);
 
 #endif

@@ -30,11 +30,16 @@ static void report(enum frame_status fs, const struct frame_reader *reader) {
 }
 
 int host_serve(int in_fd, int out_fd) {
+    return host_serve_io(&frame_syscalls, in_fd, out_fd);
+}
+
+int host_serve_io(const struct frame_io *io, int in_fd, int out_fd) {
     struct frame_reader reader;
     if (frame_reader_init(&reader, in_fd) != 0) {
         fprintf(stderr, HOST_NAME ": out of memory\n");
         return 1;
     }
+    reader.io = io;
     struct protocol *protocol = protocol_new();
     if (!protocol) {
         fprintf(stderr, HOST_NAME ": out of memory\n");
@@ -56,7 +61,7 @@ int host_serve(int in_fd, int out_fd) {
         }
         size_t n = protocol_reply(protocol, body, len, reply_frame + FRAME_HEADER_SIZE);
         /* Written before the next read: a caller waiting for this reply must never hang. */
-        if (frame_write(out_fd, reply_frame, n) != 0) {
+        if (frame_write_io(io, out_fd, reply_frame, n) != 0) {
             fprintf(stderr, HOST_NAME ": write error on stdout: %s\n", strerror(errno));
             break;
         }

@@ -9,4 +9,8 @@
  */
 int host_serve(int in_fd, int out_fd);
 
+struct frame_io;
+/* host_serve with other system calls than read(2) and write(2): the fuzz target's memory. */
+int host_serve_io(const struct frame_io *io, int in_fd, int out_fd);
+
 #endif

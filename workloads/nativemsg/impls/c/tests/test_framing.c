@@ -234,6 +234,69 @@ static void test_write_reply_cap(void) {
     fclose(tmp);
 }
 
+/*
+ * The frame_io seam the fuzz target (fuzz/host.c) serves memory through: short reads and
+ * writes of a few bytes and EINTR in between give the same frames as whole ones.
+ */
+static struct {
+    const unsigned char *in;
+    size_t in_len, in_pos;
+    unsigned char out[64];
+    size_t out_len;
+    unsigned calls;
+} mem;
+
+static ssize_t mem_read(int fd, void *buf, size_t n) {
+    (void)fd;
+    if (++mem.calls % 3 == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    size_t k = n < 2 ? n : 2;
+    if (k > mem.in_len - mem.in_pos)
+        k = mem.in_len - mem.in_pos;
+    memcpy(buf, mem.in + mem.in_pos, k);
+    mem.in_pos += k;
+    return (ssize_t)k;
+}
+
+static ssize_t mem_write(int fd, const void *buf, size_t n) {
+    (void)fd;
+    if (++mem.calls % 3 == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    size_t k = n < 3 ? n : 3;
+    if (k > sizeof mem.out - mem.out_len)
+        k = sizeof mem.out - mem.out_len;
+    memcpy(mem.out + mem.out_len, buf, k);
+    mem.out_len += k;
+    return (ssize_t)k;
+}
+
+static void test_io_in_pieces(void) {
+    static const struct frame_io io = {mem_read, mem_write};
+    unsigned char stream[64];
+    size_t len = put_frame(stream, "{\"op\":\"ping\"}", 13);
+    len += put_frame(stream + len, "{}", 2);
+    mem.in = stream;
+    mem.in_len = len;
+    struct frame_reader r;
+    CHECK(frame_reader_init(&r, -1) == 0);
+    r.io = &io;
+    CHECK(next_is(&r, "{\"op\":\"ping\"}", 13));
+    CHECK(next_is(&r, "{}", 2));
+    const unsigned char *body;
+    uint32_t n;
+    CHECK(frame_read(&r, &body, &n) == FRAME_EOF);
+    frame_reader_free(&r);
+    unsigned char frame[4 + 13];
+    memcpy(frame + 4, "{\"op\":\"pong\"}", 13);
+    CHECK(frame_write_io(&io, -1, frame, 13) == 0);
+    CHECK(mem.out_len == 17 && mem.out[0] == 13 &&
+          memcmp(mem.out + 4, "{\"op\":\"pong\"}", 13) == 0);
+}
+
 int main(void) {
     alarm(30);
     RUN(test_many_frames_in_one_write);
@@ -244,5 +307,6 @@ int main(void) {
     RUN(test_largest_request_then_small);
     RUN(test_write_counts_bytes);
     RUN(test_write_reply_cap);
+    RUN(test_io_in_pieces);
     return check_failures ? 1 : 0;
 }

@@ -91,4 +91,24 @@ class FrameReader {
 // kMaxReplyBytes with std::errc::message_size: a browser would drop the connection.
 std::error_code write_frame(int fd, std::string_view body);
 
+// Where replies go: write_frame() on stdout in the host, memory in the fuzz target (so the serve
+// loop runs without a file descriptor).
+class FrameSink {
+  public:
+    virtual ~FrameSink() = default;
+    // Sends one reply body as a frame; an error ends the session.
+    virtual std::error_code write(std::string_view body) = 0;
+};
+
+class FdSink final : public FrameSink {
+  public:
+    explicit FdSink(int fd) : fd_(fd) {}
+    std::error_code write(std::string_view body) override {
+        return write_frame(fd_, body);
+    }
+
+  private:
+    int fd_;
+};
+
 } // namespace nativemsg

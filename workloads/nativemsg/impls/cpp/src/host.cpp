@@ -9,6 +9,11 @@
 namespace nativemsg {
 
 int serve(ByteSource &input, int output_fd, int log_fd) {
+    FdSink output(output_fd);
+    return serve(input, output, log_fd);
+}
+
+int serve(ByteSource &input, FrameSink &output, int log_fd) {
     FrameReader reader(input);
     Responder responder;
     for (;;) {
@@ -24,7 +29,7 @@ int serve(ByteSource &input, int output_fd, int log_fd) {
         }
         // The reply goes out (one writev, no user-space buffering to flush) before the next
         // read: a caller waiting for it never hangs.
-        if (const auto failure = write_frame(output_fd, responder.respond(request.body))) {
+        if (const auto failure = output.write(responder.respond(request.body))) {
             log_line(log_fd, "cannot write a reply to stdout: " + failure.message());
             return 1;
         }

@@ -166,6 +166,56 @@ std::string describe(const rapidjson::ParseResult &result, GuardedBuilder::Refus
     return "invalid JSON at byte " + std::to_string(result.Offset()) + ": " + reason;
 }
 
+// Writes `text` as a JSON string value or key. RapidJSON 1.1.0's Writer::String copies the bytes
+// 0x1A..0x1F unescaped when its SIMD scanner reaches them (see find_control_1a_to_1f), which makes
+// the reply invalid JSON. A string holding one (decoded from a \u001A..\u001F escape: raw ones are
+// refused before parsing) is escaped here instead and handed to the writer as a raw value.
+bool write_string(rapidjson::Writer<rapidjson::StringBuffer> &writer, const char *text,
+                  SizeType length) {
+    const std::string_view view(text, length);
+    if (find_control_1a_to_1f(view) == std::string_view::npos) {
+        return writer.String(text, length);
+    }
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string json = "\"";
+    for (const char c : view) {
+        const auto byte = static_cast<unsigned char>(c);
+        switch (c) {
+        case '"':
+            json += "\\\"";
+            break;
+        case '\\':
+            json += "\\\\";
+            break;
+        case '\b':
+            json += "\\b";
+            break;
+        case '\f':
+            json += "\\f";
+            break;
+        case '\n':
+            json += "\\n";
+            break;
+        case '\r':
+            json += "\\r";
+            break;
+        case '\t':
+            json += "\\t";
+            break;
+        default:
+            if (byte < 0x20) {
+                json += "\\u00";
+                json += kHex[byte >> 4];
+                json += kHex[byte & 0xF];
+            } else {
+                json += c;
+            }
+        }
+    }
+    json += '"';
+    return writer.RawValue(json.data(), json.size(), rapidjson::kStringType);
+}
+
 // Passes the events of Value::Accept on to the writer but stops, before writing, at the first
 // string or value that would take the reply past kMaxReplyBytes: an echo of a 64 MiB string
 // costs a size check, not a 64 MiB buffer.
@@ -199,11 +249,11 @@ class CappedWriter {
     bool RawNumber(const char *str, SizeType length, bool copy) {
         return fits(length) && writer_.RawNumber(str, length, copy);
     }
-    bool String(const char *str, SizeType length, bool copy) {
-        return fits(length) && writer_.String(str, length, copy);
+    bool String(const char *str, SizeType length, bool /*copy*/) {
+        return fits(length) && write_string(writer_, str, length);
     }
-    bool Key(const char *str, SizeType length, bool copy) {
-        return fits(length) && writer_.Key(str, length, copy);
+    bool Key(const char *str, SizeType length, bool /*copy*/) {
+        return fits(length) && write_string(writer_, str, length);
     }
     bool StartObject() {
         return fits(1) && writer_.StartObject();
@@ -272,6 +322,13 @@ Responder::Responder()
       writer_(out_) {}
 
 std::string_view Responder::respond(std::span<char> request) {
+    // RapidJSON's SIMD string scanner would let these through inside a string (see
+    // find_control_1a_to_1f); nowhere in JSON text may they stand unescaped.
+    if (const std::size_t at = find_control_1a_to_1f({request.data(), request.size()});
+        at != std::string_view::npos) {
+        return error("invalid JSON at byte " + std::to_string(at) +
+                     ": a raw control character (U+001A..U+001F)");
+    }
     pool_.Clear(); // drops the last request's DOM; keeps first_chunk_
     rapidjson::Document doc(&pool_, kParseStackBytes, &heap_);
     rapidjson::InsituStringStream stream(request.data());
@@ -370,7 +427,7 @@ std::string_view Responder::error(std::string_view message) {
     start_reply();
     writer_.StartObject();
     writer_.Key("error");
-    writer_.String(message.data(), static_cast<SizeType>(message.size()));
+    write_string(writer_, message.data(), static_cast<SizeType>(message.size()));
     writer_.EndObject();
     return {out_.GetString(), out_.GetSize()};
 }

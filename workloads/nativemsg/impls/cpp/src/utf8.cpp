@@ -1,5 +1,6 @@
 #include "utf8.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -97,6 +98,32 @@ bool is_valid_utf8(std::string_view text) noexcept {
         }
     }
     return true;
+}
+
+std::size_t find_control_1a_to_1f(std::string_view text) noexcept {
+    const auto *bytes = reinterpret_cast<const unsigned char *>(text.data());
+    const std::size_t size = text.size();
+    // c - 0x1A wraps around below 0x1A: only 0x1A..0x1F give 0..5.
+    const auto offset = [](unsigned char c) { return static_cast<unsigned char>(c - 0x1A); };
+    std::size_t i = 0;
+    // 64 bytes per step as a minimum over the block, without a branch per byte, so the compiler
+    // vectorises it (16-byte subtract + unsigned min); a block that holds one is looked at again
+    // byte by byte.
+    for (; size - i >= 64; i += 64) {
+        unsigned char least = 0xFF;
+        for (std::size_t k = 0; k < 64; ++k) {
+            least = std::min(least, offset(bytes[i + k]));
+        }
+        if (least < 6) {
+            break;
+        }
+    }
+    for (; i < size; ++i) {
+        if (offset(bytes[i]) < 6) {
+            return i;
+        }
+    }
+    return std::string_view::npos;
 }
 
 } // namespace nativemsg

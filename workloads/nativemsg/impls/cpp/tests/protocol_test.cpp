@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -270,6 +271,54 @@ TEST(Protocol, UnknownOpIsNamedAndQuotedSafely) {
         respond(R"({"op":")" + std::string(63, 'a') + "€" + std::string(1'000'000, 'b') + "\"}");
     EXPECT_TRUE(is_error_reply(huge));
     EXPECT_LT(huge.size(), 200u);
+}
+
+// Fuzzing found RapidJSON 1.1.0's SIMD string scanners taking "below 0x1A" for "below 0x20": raw
+// U+001A..U+001F inside a request string were accepted, and escaped ones written back raw (invalid
+// JSON), wherever the string's 16-byte alignment put them in a SIMD block.
+// (fuzz/regressions/host/raw-control-1f-in-string)
+bool has_raw_control(const std::string &reply) {
+    return std::any_of(reply.begin(), reply.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+}
+
+TEST(Protocol, RawControlCharacters1AThrough1FAreInvalidAtAnyAlignment) {
+    for (char c = 0x1A; c <= 0x1F; ++c) {
+        for (std::size_t at = 0; at < 48; ++at) {
+            std::string data = std::string(at, 'a') + c + std::string(48, 'b');
+            const std::string echo = respond(R"({"op":"echo","data":")" + data + "\"}");
+            EXPECT_TRUE(is_error_reply(echo)) << int{c} << " at " << at;
+            EXPECT_FALSE(has_raw_control(echo)) << echo;
+            const std::string op = respond(R"({"op":")" + data + "\"}");
+            EXPECT_TRUE(is_error_reply(op)) << int{c} << " at " << at;
+            EXPECT_FALSE(has_raw_control(op)) << op;
+        }
+    }
+    // The fuzzer's input: a raw U+001F after escapes (RapidJSON copying, not skipping).
+    const std::string reply = respond("{\"op\":\"e \\\" backslash \\\\ slash\x1f"
+                                      "ackslash \\\\ slash\x1f\\/ \\b \\f \\n \\r \\t\"}");
+    EXPECT_TRUE(is_error_reply(reply));
+    EXPECT_FALSE(has_raw_control(reply)) << reply;
+}
+
+TEST(Protocol, EscapedControlCharacters1AThrough1FAreWrittenEscapedAtAnyAlignment) {
+    for (const char *escape : {"\\u001a", "\\u001B", "\\u001f", "\\u0001", "\\n"}) {
+        for (std::size_t at = 0; at < 48; ++at) {
+            const std::string text = std::string(at, 'a') + escape + std::string(48, 'b');
+            const std::string value = "\"" + text + "\"";
+            const std::string reply = respond(R"({"op":"echo","data":)" + value + "}");
+            EXPECT_FALSE(has_raw_control(reply)) << reply;
+            EXPECT_TRUE(echoes(value)) << value;
+            const std::string key = respond(R"({"op":"echo","data":{)" + value + ":1}}");
+            EXPECT_FALSE(has_raw_control(key)) << key;
+            const std::string unknown = respond(R"({"op":)" + value.substr(0, 40) + "\"}");
+            EXPECT_TRUE(is_error_reply(unknown)) << unknown;
+            EXPECT_FALSE(has_raw_control(unknown)) << unknown;
+        }
+    }
+    EXPECT_EQ(respond(R"({"op":"echo","data":"\u001a\"\\\b\f\n\r\t\u0000\u0080\u00e9"})"),
+              R"({"op":"echo","data":"\u001A\"\\\b\f\n\r\t\u0000)"
+              "\xC2\x80\xC3\xA9\"}");
 }
 
 TEST(Protocol, KeepsServingAfterErrors) {

@@ -100,5 +100,25 @@ TEST(Utf8, EveryPositionOfTheFastPath) {
     }
 }
 
+TEST(Utf8, FindsControlCharacters1AThrough1FAtEveryPosition) {
+    EXPECT_EQ(find_control_1a_to_1f(""), std::string_view::npos);
+    // The neighbours of the range and every other control character are not reported.
+    std::string others;
+    for (int c = 0; c < 256; ++c) {
+        if (c < 0x1A || c > 0x1F) {
+            others.push_back(static_cast<char>(c));
+        }
+    }
+    EXPECT_EQ(find_control_1a_to_1f(others + others), std::string_view::npos);
+    for (char c = 0x1A; c <= 0x1F; ++c) {
+        for (std::size_t at = 0; at < 200; ++at) {
+            std::string text(200, 'a');
+            text[at] = c;
+            text[199 - (at % 7)] = c; // a later one must not be reported first
+            EXPECT_EQ(find_control_1a_to_1f(text), std::min(at, 199 - (at % 7))) << at;
+        }
+    }
+}
+
 } // namespace
 } // namespace nativemsg

@@ -1,24 +1,10 @@
 //! `redis-rust`: a Redis-protocol (RESP2) key-value server for the msgbench `redis` workload.
-//!
-//! Layout, one concept per module:
-//! - `protocol`: request parsing (multibulk and inline) and reply encoding;
-//! - `store`: the keyspace (sixteen databases, typed values, expiry);
-//! - `commands`: the dispatch table and one file per data type;
-//! - `connection`: a client's buffers, pipelining and output limits;
-//! - `server`: the single-threaded mio/epoll event loop;
-//! - `numeric`, `long_double`, `globmatch`: redis's exact number formats and pattern matching.
+//! The modules live in the library (`lib.rs`); this file parses the command line and runs the
+//! event loop.
 //!
 //! Usage: `redis-rust --port PORT`. Listens on 127.0.0.1 only; SIGTERM or SIGINT exits 0.
 
-mod commands;
-mod connection;
-mod globmatch;
-mod long_double;
-mod numeric;
-mod protocol;
-mod server;
-mod store;
-
+use redis_rust::server;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;

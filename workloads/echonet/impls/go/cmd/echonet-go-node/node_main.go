@@ -199,17 +199,24 @@ func serve(t *echonet.Transport, r *echonet.Responder, c *counters, stderr io.Wr
 			continue
 		}
 		src = from
-		switch err := req.Decode(buf[:n]); {
-		case err == nil:
-			if r.Handle(&req, send) {
-				c.Requests++
-			} else {
-				c.Ignored++
-			}
-		case errors.Is(err, echonet.ErrFormat2):
-			c.DroppedFormat2++
-		default:
-			c.DroppedMalformed++
+		handleDatagram(buf[:n], &req, r, c, send)
+	}
+}
+
+// handleDatagram decodes one received datagram into req and answers it through send, counting
+// it as a request, ignored, malformed or format 2. It is the loop's work on a datagram without
+// the socket, so that the fuzz target (node_fuzz_test.go) runs exactly this code in memory.
+func handleDatagram(datagram []byte, req *echonet.Frame, r *echonet.Responder, c *counters, send func(reply []byte)) {
+	switch err := req.Decode(datagram); {
+	case err == nil:
+		if r.Handle(req, send) {
+			c.Requests++
+		} else {
+			c.Ignored++
 		}
+	case errors.Is(err, echonet.ErrFormat2):
+		c.DroppedFormat2++
+	default:
+		c.DroppedMalformed++
 	}
 }

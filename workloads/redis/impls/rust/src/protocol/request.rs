@@ -310,6 +310,11 @@ impl<'a> Args<'a> {
     }
 
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    #[inline]
     pub fn get(&self, i: usize) -> &'a [u8] {
         let (s, e) = self.ranges[i];
         &self.data[s..e]
