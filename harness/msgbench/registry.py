@@ -241,6 +241,9 @@ class Workload:
     # (rss_growth_mib: the most a server's RSS may grow under any probe; connections: the idle
     # connections it must hold).
     robustness: dict = field(default_factory=dict)
+    # [fuzz_differential]: command-level differential fuzzing against the reference system
+    # ({module, reference, skip}; msgbench fuzz WORKLOAD --differential).
+    fuzz_differential: dict = field(default_factory=dict)
     impls: dict[str, Impl] = field(default_factory=dict)
 
     @property
@@ -422,6 +425,7 @@ def _load_workload(manifest: Path) -> Workload:
         matrices=data.get("matrices", []),
         fuzz_targets=_fuzz_targets(data, manifest),
         robustness=data.get("robustness", {}),
+        fuzz_differential=data.get("fuzz_differential", {}),
     )
     _check_ratio_charts_and_matrices(w, manifest)
     for table_name, used in [

@@ -4,6 +4,9 @@ A case is a name and the bytes sent in one write. `c("SET a 1", "GET a")` builds
 requests from space-separated words (use lists for arguments with spaces or binary bytes);
 `raw(b"...")` sends bytes exactly. Cases are grouped by what they exercise; the name says the
 group. Cases whose replies depend on time or randomness are not here (test_properties.py).
+The `fuzz-` cases are findings of the command-level differential fuzzer (difffuzz.py); a case
+that needs a command beyond the SPEC names it in NEEDS, and is n/a for an implementation that
+does not have that command.
 """
 
 from __future__ import annotations
@@ -891,6 +894,214 @@ PROTOCOL_ERRORS = [
 ]
 
 
+# Found by the command-level differential fuzzer (difffuzz.py), each minimised and then
+# widened by hand to the neighbouring inputs; the comment names what diverged.
+L70 = "L" * 70  # longer than a listpack entry: the sorted set becomes a skiplist, as in redis
+
+FUZZ = [
+    # CONFIG GET answers a name given without glob characters as the client wrote it.
+    (
+        "fuzz-config-get-name-as-asked",
+        c("CONFIG GET SAVE", "CONFIG GET APPENDonly", "CONFIG GET sav*", "CONFIG GET nosuch"),
+    ),
+    # AUTH user pass: only the default user exists (and has no password).
+    ("fuzz-auth-users", c("AUTH x y", "AUTH default y", "AUTH DEFAULT y", "AUTH y")),
+    ("fuzz-auth-in-multi", c("MULTI", "AUTH x y", "AUTH default y", "EXEC")),
+    # -0: an increment's reply prints the sum (-0 for a new member at -0); a listpack-encoded
+    # set stores -0 as 0, a skiplist-encoded one (a member over 64 bytes) keeps -0.
+    (
+        "fuzz-zset-minus-zero",
+        c(
+            "ZINCRBY w -0.0 x",
+            "ZSCORE w x",
+            "ZADD e INCR -0 m",
+            ["ZADD", "z", "-0", L70],
+            ["ZSCORE", "z", L70],
+            "ZADD y -0 a",
+            ["ZADD", "y", "1", L70],
+            "ZSCORE y a",
+            "ZRANGE y 0 -1 WITHSCORES",
+            ["ZINCRBY", "q", "0.5", L70],
+            "ZADD q -0.0 m 2 n",
+            "ZPOPMIN q",
+            "ZADD p -0 a",
+            "ZPOPMIN p",
+        ),
+    ),
+    # redis 7.0 makes a new sorted set a listpack from ZADD's first member alone (not its count
+    # of pairs): 129 pairs over two members stay a listpack (-0 stored as 0); the set is
+    # converted when the 129th distinct member arrives, which (and only which) keeps its -0.
+    (
+        "fuzz-zadd-encoding-by-members",
+        c(
+            ["ZADD", "z", *["1", "a"] * 128, "-0", "b"],
+            "ZSCORE z b",
+            ["ZADD", "y", "-0", "first", *[x for i in range(127) for x in ("1", f"m{i}")]],
+            "ZADD y -0 last",
+            "ZSCORE y first",
+            "ZSCORE y last",
+            "ZRANGE y 0 1 WITHSCORES",
+        ),
+    ),
+    # A negative LIMIT offset skips everything (redis's `while (offset--)`).
+    (
+        "fuzz-zrangebyscore-negative-offset",
+        c(
+            "ZADD e 1 a 2 b 3 c",
+            "ZRANGEBYSCORE e -inf +inf LIMIT -1 6",
+            "ZRANGEBYSCORE e +inf +inf WITHSCORES LIMIT -7 6",
+            "ZREVRANGEBYSCORE e +inf -inf LIMIT -5 7",
+            "ZRANGEBYSCORE e -inf +inf LIMIT 1 -1",
+        ),
+    ),
+    (
+        "fuzz-zrangebylex-negative-offset",
+        c("ZADD e 0 a 0 b 0 c", "ZRANGEBYLEX e - + LIMIT -1 2", "ZRANGEBYLEX e ( (a LIMIT -7 6"),
+    ),
+    # EXEC with arguments aborts the transaction (in MULTI or not).
+    ("fuzz-exec-arity-aborts", c("EXEC x", "MULTI", "SET a 1", "EXEC x", "EXEC", "GET a")),
+    # Inside MULTI, UNWATCH is queued like any command but EXEC, DISCARD, MULTI, WATCH, QUIT.
+    ("fuzz-unwatch-queued", c("MULTI", "UNWATCH", "EXEC")),
+    # Inside MULTI, an unknown subcommand or a subcommand's arity error is refused at once.
+    (
+        "fuzz-multi-refuses-bad-subcommands",
+        c(
+            "MULTI",
+            "CLIENT NOSUCH",
+            "CONFIG GET",
+            "COMMAND COUNT x",
+            "CLIENT GETNAME x",
+            "CLIENT ID",
+            "EXEC",
+        ),
+    ),
+    # A value with an embedded NUL is not a number (string2ld needs all of it).
+    (
+        "fuzz-incrbyfloat-nul",
+        c(
+            ["SET", "a", b"1\x00abc"],
+            "INCRBYFLOAT a 1",
+            ["SET", "b", b"\x00\r\n\xff"],
+            "INCRBYFLOAT b +inf",
+            "INCRBYFLOAT b 4",
+            ["SET", "c", b"\x00" * 10 + b"abc"],
+            "INCRBYFLOAT c 3",
+            ["INCRBYFLOAT", "d", b"1\x00"],
+        ),
+    ),
+    (
+        "fuzz-hincrbyfloat-nul",
+        c(
+            ["HSET", "h", "f", b"2\x00x"],
+            "HINCRBYFLOAT h f 1",
+            ["HSET", "h", "g", b"\x00\r\n\xff"],
+            "HINCRBYFLOAT h g -4",
+        ),
+    ),
+    # strtod and strtold read C's hexadecimal floats.
+    (
+        "fuzz-hex-floats",
+        c(
+            "ZADD z 0x10 a 0x1.8p1 b -0X1p-3 c",
+            "ZRANGE z 0 -1 WITHSCORES",
+            "ZINCRBY z 0x10 a",
+            "ZADD z 0x a",
+            "ZADD z 0x1p99999 a",
+            "ZADD z 0x1p-99999 a",
+            "ZADD z 0x1p a",
+            "ZADD z 0xg a",
+            "ZADD w XX 0x10 m",
+            "INCRBYFLOAT f 0x10",
+            "INCRBYFLOAT f 0x.8",
+            "INCRBYFLOAT f -0x1P4",
+        ),
+    ),
+    ("fuzz-hincrbyfloat-hex", c("HINCRBYFLOAT h f 0x1P4", "HINCRBYFLOAT h f 0x.8")),
+    (
+        "fuzz-zrangebyscore-hex",
+        c("ZADD z 1 a 16 b 17 c", "ZRANGEBYSCORE z 0x1 0x10", "ZRANGEBYSCORE z (0x1 +inf"),
+    ),
+    # LINDEX and LSET look the key up (nil, no such key, WRONGTYPE) before the index.
+    (
+        "fuzz-lindex-lset-key-first",
+        c(
+            "LINDEX a x",
+            "LSET a x v",
+            "SET b 42",
+            ["LINDEX", "b", ""],
+            "LSET b +1 v",
+            "RPUSH l a",
+            "LINDEX l x",
+            "LSET l 1.0 y",
+        ),
+    ),
+    # EXPIRETIME rounds (ms+500)/1000 without wrapping near the largest time.
+    (
+        "fuzz-expiretime-max",
+        c(
+            "SET a 1 PXAT 9223372036854775807",
+            "EXPIRETIME a",
+            "PEXPIRETIME a",
+            "PEXPIREAT a 9223372036854775500",
+            "EXPIRETIME a",
+            "PEXPIREAT a 9223372036854775499",
+            "EXPIRETIME a",
+        ),
+    ),
+    # A key left behind already expired (SET ... PXAT in the past; all of it in one write, so
+    # no active expiry runs in between): SCAN deletes one that matched its pattern (only
+    # that one), KEYS leaves it, RANDOMKEY deletes each expired pick and draws again.
+    (
+        "fuzz-expired-key-seen-by-scan-randomkey",
+        c(
+            "SET a 1 PXAT 1000",
+            "SCAN 0",
+            "DBSIZE",
+            "SET b 1 PXAT 1000",
+            "KEYS *",
+            "DBSIZE",
+            "SET c 1 PXAT 1000",
+            "RANDOMKEY",
+            "DBSIZE",
+            "SET d 1 PXAT 1000",
+            "SET e 1",
+            "SCAN 0 MATCH e",
+            "DBSIZE",
+            "SCAN 0 TYPE hash",
+            "DBSIZE",
+        ),
+    ),
+    # SRANDMEMBER's count is in -LONG_MAX..LONG_MAX, checked before the key.
+    (
+        "fuzz-srandmember-min-count",
+        c(
+            "SRANDMEMBER s -9223372036854775808",
+            "SET s 1",
+            "SRANDMEMBER s -9223372036854775808",
+            "SRANDMEMBER s x",
+        ),
+    ),
+]
+
+# Commands beyond the SPEC (§3 Tier A and B) that a case needs: test_differential finds the
+# case n/a for an implementation that answers such a command "unknown command".
+NEEDS: dict[str, tuple[str, ...]] = {
+    "fuzz-auth-users": ("auth",),
+    "fuzz-auth-in-multi": ("auth", "multi"),
+    "fuzz-zrangebyscore-negative-offset": ("zrangebyscore", "zrevrangebyscore"),
+    "fuzz-zrangebylex-negative-offset": ("zrangebylex",),
+    "fuzz-exec-arity-aborts": ("multi",),
+    "fuzz-unwatch-queued": ("multi", "unwatch"),
+    "fuzz-multi-refuses-bad-subcommands": ("multi",),
+    "fuzz-hincrbyfloat-nul": ("hincrbyfloat",),
+    "fuzz-hincrbyfloat-hex": ("hincrbyfloat",),
+    "fuzz-zrangebyscore-hex": ("zrangebyscore",),
+    "fuzz-srandmember-min-count": ("srandmember",),
+    "fuzz-expiretime-max": ("expiretime", "pexpiretime", "pexpireat"),
+    "fuzz-expired-key-seen-by-scan-randomkey": ("randomkey",),
+}
+
+
 def all_cases() -> list[Case]:
     groups = [
         ("string", STRINGS),
@@ -904,6 +1115,7 @@ def all_cases() -> list[Case]:
         ("inline", INLINE),
         ("proto", PROTOCOL_ERRORS),
         ("partial", PARTIAL),
+        ("fuzz", FUZZ),
     ]
     out: list[Case] = []
     out += _arity_cases()
@@ -912,6 +1124,7 @@ def all_cases() -> list[Case]:
         out += cases
     names = [n for n, _ in out]
     assert len(names) == len(set(names)), "duplicate case names"
+    assert set(NEEDS) <= set(names), "NEEDS names a case that does not exist"
     return out
 
 

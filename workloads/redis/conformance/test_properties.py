@@ -135,6 +135,18 @@ def test_info_sections(server):
     assert "# Keyspace" in one and "# Server" not in one
 
 
+def test_info_avg_ttl_is_never_negative(server):
+    """Found by difffuzz.py: TTLs near the largest expire time summed past i64 (Rust printed
+    avg_ttl=-3074457345492218872). avg_ttl is an estimate, but a non-negative one."""
+    for key in ("a", "b", "c"):
+        call(server, "SET", key, "1", "EX", "4611686018427387")
+    text = call(server, "INFO", "keyspace").decode()
+    fields = dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+    db0 = dict(kv.split("=") for kv in fields["db0"].split(","))
+    assert db0["keys"] == "3" and db0["expires"] == "3"
+    assert db0["avg_ttl"].isdigit(), fields["db0"]
+
+
 def test_command_count_and_docs(server):
     n = call(server, "COMMAND", "COUNT")
     assert isinstance(n, int) and n >= 60

@@ -27,6 +27,8 @@ def _cov(row: dict) -> str:
     if "cov" in c:
         of = f" of {c['counters']:,}" if c.get("counters") else ""
         return f"cov {c['cov']:,}{of} · ft {c.get('ft', 0):,}"
+    if "families" in c:
+        return f"{c['commands']} commands of {c['families']} families (differential)"
     if "corpus" in c:
         return f"corpus {c['corpus']:,} inputs (Go: growth, no edge count)"
     return "—"
@@ -52,8 +54,9 @@ def _fuzz(rows: list[dict]) -> list[Block]:
         "all, accumulated over every campaign in records/fuzz-campaigns.jsonl (all machines). "
         "Coverage is each fuzzer's own measure and is not comparable across engines: libFuzzer "
         "(C, C++, Rust, atheris for Python) counts edges reached (`cov`) of those instrumented "
-        "and features (`ft`); Go reports only corpus growth. Crashes: campaigns that ended on a "
-        "finding (each fixed, with a regression test and input in the implementation)."
+        "and features (`ft`); Go reports only corpus growth; the `differential` rows are "
+        "command sequences sent in lock-step with the reference system. Crashes: campaigns that "
+        "ended on a finding (each fixed, with a regression test and input in the implementation)."
     )
     return [Para("**Fuzzing**"), Table(
         ["impl", "target", "engine", "fuzzed", "executions", "coverage", "crashes"],

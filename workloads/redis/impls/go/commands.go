@@ -124,6 +124,14 @@ func (c *client) execute(args [][]byte) {
 	}
 	// A container called without a subcommand has no run function and fails arity too.
 	if cmd.arity > 0 && len(args) != cmd.arity || len(args) < -cmd.arity || cmd.run == nil {
+		if cmd.name == "exec" {
+			// redis's rejectCommand aborts the transaction for a refused EXEC (in MULTI or
+			// not): execCommandAbort discards it and unwatches every key.
+			c.multi = nil
+			c.unwatchAll()
+			c.reply("-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n")
+			return
+		}
 		c.reject("ERR wrong number of arguments for '" + cmd.name + "' command")
 		return
 	}

@@ -168,9 +168,15 @@ func (c *client) ttl(key []byte, ms bool) {
 	}
 	left := max(when-nowMs(), 0)
 	if !ms {
-		left = (left + 500) / 1000
+		left = roundSeconds(left)
 	}
 	c.replyInt(left)
+}
+
+// roundSeconds is redis's (ms+500)/1000 for a non-negative ms, without overflowing near
+// MaxInt64 (EXPIRETIME of PXAT 9223372036854775807 is 9223372036854776 in redis).
+func roundSeconds(ms int64) int64 {
+	return ms/1000 + (ms%1000+500)/1000
 }
 
 func cmdTTL(c *client, args [][]byte) { c.ttl(args[1], false) }
@@ -187,7 +193,7 @@ func (c *client) expiretime(key []byte, ms bool) {
 	case ms:
 		c.replyInt(c.db.expireAt(e))
 	default:
-		c.replyInt((c.db.expireAt(e) + 500) / 1000)
+		c.replyInt(roundSeconds(c.db.expireAt(e)))
 	}
 }
 

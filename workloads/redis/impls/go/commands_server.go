@@ -244,18 +244,26 @@ var configDefaults = map[string]string{
 
 func cmdConfigGet(c *client, args [][]byte) {
 	var found []string
+	asked := map[string]string{} // a name given without glob characters: replied as written
 	for _, pat := range args[2:] {
 		pattern := strings.ToLower(string(pat)) // redis matches names case-insensitively
 		for name := range configDefaults {
 			if globMatch(pattern, name) && !slices.Contains(found, name) {
 				found = append(found, name)
+				if !strings.ContainsAny(pattern, "*?[") {
+					asked[name] = string(pat)
+				}
 			}
 		}
 	}
 	slices.Sort(found)
 	c.replyMapLen(len(found))
 	for _, name := range found {
-		c.replyBulkString(name)
+		if as, ok := asked[name]; ok {
+			c.replyBulkString(as)
+		} else {
+			c.replyBulkString(name)
+		}
 		c.replyBulkString(c.srv.config(name))
 	}
 }
@@ -517,13 +525,17 @@ func (s *server) writeInfo(b *strings.Builder, section string) {
 			if d.size() == 0 {
 				continue
 			}
-			var ttlSum int64
-			for _, when := range d.expires {
-				ttlSum += max(when-now, 0)
-			}
+			// The mean TTL, summed as quotients and remainders of the count so that TTLs
+			// near MaxInt64 cannot wrap it negative (found by difffuzz.py).
 			avg := int64(0)
-			if len(d.expires) > 0 {
-				avg = ttlSum / int64(len(d.expires))
+			if n := int64(len(d.expires)); n > 0 {
+				var quotients, remainders int64
+				for _, when := range d.expires {
+					ttl := max(when-now, 0)
+					quotients += ttl / n
+					remainders += ttl % n
+				}
+				avg = quotients + remainders/n
 			}
 			b.WriteString("db" + strconv.Itoa(i) + ":keys=" + strconv.Itoa(d.size()) +
 				",expires=" + strconv.Itoa(len(d.expires)) + ",avg_ttl=" + strconv.FormatInt(avg, 10) + "\r\n")

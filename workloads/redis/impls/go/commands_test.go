@@ -126,6 +126,27 @@ func TestMultiExec(t *testing.T) {
 	}
 }
 
+// Found by difffuzz.py (cases.py fuzz-exec-arity-aborts, fuzz-unwatch-queued, fuzz-expiretime-max,
+// fuzz-config-get-name-as-asked).
+func TestFuzzFindings(t *testing.T) {
+	c := testClient(t)
+	abort := "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n"
+	for _, tc := range []struct{ req, want string }{
+		{cmd("EXEC", "x"), abort},
+		{cmd("MULTI") + cmd("SET", "a", "1") + cmd("EXEC", "x") + cmd("EXEC") + cmd("GET", "a"),
+			"+OK\r\n+QUEUED\r\n" + abort + "-ERR EXEC without MULTI\r\n$-1\r\n"},
+		{cmd("MULTI") + cmd("UNWATCH") + cmd("EXEC"), "+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n"},
+		{cmd("CONFIG", "GET", "SAVE"), "*2\r\n$4\r\nSAVE\r\n$0\r\n\r\n"},
+		{cmd("CONFIG", "GET", "sav*"), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"},
+		{cmd("SET", "t", "1", "PXAT", "9223372036854775807") + cmd("EXPIRETIME", "t"),
+			"+OK\r\n:9223372036854776\r\n"},
+	} {
+		if got := c.run(tc.req); got != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.req, got, tc.want)
+		}
+	}
+}
+
 func TestEmptyCollectionsDeleteTheirKey(t *testing.T) {
 	c := testClient(t)
 	c.run(cmd("RPUSH", "l", "a") + cmd("SADD", "s", "a") + cmd("HSET", "h", "f", "v") + cmd("ZADD", "z", "1", "m"))

@@ -23,6 +23,9 @@ func init() {
 		watch,
 		txCmd("unwatch", 1, cmdUnwatch, "Forget about all watched keys", "2.2.0"),
 	)
+	// Inside MULTI redis runs only EXEC, DISCARD, MULTI, WATCH, QUIT and RESET at once:
+	// UNWATCH is queued like any other command.
+	commandTable.byName["unwatch"].notQueued = false
 	commandTable.byName["quit"].notQueued = true
 }
 

@@ -155,7 +155,9 @@ static void ttl_generic(struct client *c, struct slice key, bool ms, bool absolu
     long long ttl = absolute ? when : when - now_ms();
     if (ttl < 0)
         ttl = 0;
-    reply_int(c->out, ms ? ttl : (ttl + 500) / 1000);
+    /* Seconds rounded half up, as redis's (ttl+500)/1000, without its signed overflow near
+     * the largest time (a PXAT of 2^63-1: UBSan in the sanitize profile). */
+    reply_int(c->out, ms ? ttl : ttl / 1000 + (ttl % 1000 >= 500));
 }
 
 static void ttl_command(struct client *c, int argc, struct slice *argv) {
@@ -282,20 +284,25 @@ static void scan_command(struct client *c, int argc, struct slice *argv) {
     } while (cursor && max_iterations-- && es.len < (size_t)count);
     long long now = now_ms();
     size_t kept = 0;
+    struct entries expired = {0};
     for (size_t i = 0; i < es.len; i++) {
         struct dentry *e = es.v[i];
         size_t klen;
         const char *key = dentry_key(e, &klen);
         if (use_pattern && !glob_match(pat.p, pat.len, key, klen, false))
             continue;
+        /* redis's scanGenericCommand: a key that matched the pattern but has expired is
+         * deleted (its TYPE check looks it up, or expireIfNeeded does), not just left out. */
+        if (db_entry_expired(c->db, e, now)) {
+            entries_push(&expired, e);
+            continue;
+        }
         if (use_type) {
             const char *name = type_name(e);
             size_t n = strlen(name);
             if (type.len != n || strncasecmp(type.p, name, n) != 0)
                 continue;
         }
-        if (db_entry_expired(c->db, e, now))
-            continue;
         es.v[kept++] = e;
     }
     es.len = kept;
@@ -305,6 +312,12 @@ static void scan_command(struct client *c, int argc, struct slice *argv) {
     reply_bulk(c->out, num, (size_t)n);
     reply_keys(c, &es);
     free(es.v);
+    for (size_t i = 0; i < expired.len; i++) {
+        size_t klen;
+        const char *key = dentry_key(expired.v[i], &klen);
+        db_lookup(c->db, (struct slice){key, klen}); /* deletes it: it has expired */
+    }
+    free(expired.v);
 }
 
 /* A database number as SELECT and MOVE read it (an int, then 0-15). */
@@ -400,14 +413,17 @@ static void move_command(struct client *c, int argc, struct slice *argv) {
 static void randomkey_command(struct client *c, int argc, struct slice *argv) {
     (void)argc;
     (void)argv;
-    /* A few tries past keys that have expired but were not collected yet. */
+    /* redis's dbRandomKey: a pick that has expired is deleted and another one drawn (each
+     * round returns or deletes a key, so this ends). */
     long long now = now_ms();
-    for (int tries = 0; tries < 100 && db_size(c->db) > 0; tries++) {
+    while (db_size(c->db) > 0) {
         struct dentry *e = *dict_random(&c->db->keys);
-        if (tries < 99 && db_entry_expired(c->db, e, now))
-            continue;
         size_t klen;
         const char *key = dentry_key(e, &klen);
+        if (db_entry_expired(c->db, e, now)) {
+            db_lookup(c->db, (struct slice){key, klen}); /* deletes it */
+            continue;
+        }
         reply_bulk(c->out, key, klen);
         return;
     }

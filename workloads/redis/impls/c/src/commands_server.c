@@ -111,7 +111,6 @@ static void hello_command(struct client *c, int argc, struct slice *argv) {
 }
 
 static void auth_command(struct client *c, int argc, struct slice *argv) {
-    (void)argv;
     if (argc > 3) {
         reply_error(c->out, ERR_SYNTAX);
         return;
@@ -121,7 +120,11 @@ static void auth_command(struct client *c, int argc, struct slice *argv) {
                             "default user. Are you sure your configuration is correct?");
         return;
     }
-    reply_ok(c->out); /* AUTH default <anything>: the default user has no password */
+    /* AUTH default <anything>: the default user has no password; there is no other user. */
+    if (argv[1].len == 7 && memcmp(argv[1].p, "default", 7) == 0)
+        reply_ok(c->out);
+    else
+        reply_error(c->out, "-WRONGPASS invalid username-password pair or user is disabled.");
 }
 
 /* A container's HELP: its lines as simple strings, then HELP itself. */
@@ -266,15 +269,28 @@ static const char *const config_table[][2] = {
     {"io-threads", "1"},
 };
 
+static bool is_glob(struct slice s) {
+    for (size_t i = 0; i < s.len; i++)
+        if (s.p[i] == '*' || s.p[i] == '?' || s.p[i] == '[')
+            return true;
+    return false;
+}
+
+/* configGetCommand: a name without glob characters is looked up case-insensitively and
+ * replied under the name as the client wrote it (CONFIG GET SAVE answers SAVE); a pattern
+ * answers the parameters' own names. */
 static void config_get_command(struct client *c, int argc, struct slice *argv) {
     size_t n = sizeof config_table / sizeof config_table[0];
     bool match[sizeof config_table / sizeof config_table[0]] = {false};
+    struct slice as_asked[sizeof config_table / sizeof config_table[0]] = {{0}};
     long long count = 0;
     for (size_t i = 0; i < n; i++) {
         for (int j = 2; j < argc && !match[i]; j++) {
             if (glob_match(argv[j].p, argv[j].len, config_table[i][0], strlen(config_table[i][0]),
                            true)) {
                 match[i] = true;
+                if (!is_glob(argv[j]))
+                    as_asked[i] = argv[j];
                 count++;
             }
         }
@@ -289,7 +305,10 @@ static void config_get_command(struct client *c, int argc, struct slice *argv) {
             config_value(config_table[i][0], value, sizeof value);
             v = value;
         }
-        reply_cstr(c, config_table[i][0]);
+        if (as_asked[i].p)
+            reply_bulk(c->out, as_asked[i].p, as_asked[i].len);
+        else
+            reply_cstr(c, config_table[i][0]);
         reply_cstr(c, v);
     }
 }

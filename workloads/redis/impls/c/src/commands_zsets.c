@@ -16,6 +16,25 @@ static struct zset *zset_at_key(struct client *c, struct slice key, struct keyre
     return k->link && !*wrong ? entry_object(*k->link) : NULL;
 }
 
+/* A score as redis replies it: like reply_double, but a score of -0 is "-0" (redis formats
+ * it with %.17g; a -0 reaches a reply only from a skiplist-encoded set or as the result of an
+ * increment, see struct zset). */
+static void reply_score(struct client *c, double d) {
+    if (d == 0 && signbit(d)) {
+        if (c->resp == 3)
+            REPLY_LITERAL(c->out, ",-0\r\n");
+        else
+            REPLY_LITERAL(c->out, "$2\r\n-0\r\n");
+        return;
+    }
+    reply_double(c->out, d);
+}
+
+/* The score a set keeps: a listpack-encoded set (as redis would have it) stores -0 as 0. */
+static double stored_score(const struct zset *z, double score) {
+    return score == 0 && !z->outgrown_listpack ? 0.0 : score;
+}
+
 /* A member, and its score if asked; in RESP3 each pair is an array of its own (but not for
  * a plain ZPOPMIN, which says `flat`). */
 static void reply_node(struct client *c, const struct znode *n, bool withscores) {
@@ -24,7 +43,7 @@ static void reply_node(struct client *c, const struct znode *n, bool withscores)
     struct slice m = znode_member(n);
     reply_bulk(c->out, m.p, m.len);
     if (withscores)
-        reply_double(c->out, n->score);
+        reply_score(c, n->score);
 }
 
 #define ZADD_NX 0x01
@@ -121,11 +140,14 @@ static void zadd_generic(struct client *c, int argc, struct slice *argv, int fla
                 continue;
             processed++;
             if (score != n->score) {
-                zset_update(z, n, score);
+                zset_update(z, n, stored_score(z, score));
                 updated++;
             }
         } else if (!xx) {
-            if (!zset_insert(z, score, m.p, m.len)) {
+            /* redis's zsetAdd: a member that does not fit a listpack converts the set first. */
+            if (zset_len(z) + 1 > ZSET_LISTPACK_ENTRIES || m.len > ZSET_LISTPACK_VALUE)
+                z->outgrown_listpack = true;
+            if (!zset_insert(z, stored_score(z, score), m.p, m.len)) {
                 reply_error(c->out, "-OOM command not allowed when used memory > 'maxmemory'.");
                 goto done;
             }
@@ -136,7 +158,7 @@ static void zadd_generic(struct client *c, int argc, struct slice *argv, int fla
 reply:
     if (incr) {
         if (processed)
-            reply_double(c->out, score);
+            reply_score(c, score); /* the sum itself: -0 for a new member at -0 */
         else
             reply_null(c->out);
     } else {
@@ -164,7 +186,7 @@ static void zscore_command(struct client *c, int argc, struct slice *argv) {
         return;
     struct znode *n = z ? zset_find(z, argv[2].p, argv[2].len) : NULL;
     if (n)
-        reply_double(c->out, n->score);
+        reply_score(c, n->score);
     else
         reply_null(c->out);
 }
@@ -179,7 +201,7 @@ static void zmscore_command(struct client *c, int argc, struct slice *argv) {
     for (int i = 2; i < argc; i++) {
         struct znode *n = z ? zset_find(z, argv[i].p, argv[i].len) : NULL;
         if (n)
-            reply_double(c->out, n->score);
+            reply_score(c, n->score);
         else
             reply_null(c->out);
     }
@@ -267,7 +289,7 @@ static void zpop_generic(struct client *c, int argc, struct slice *argv, bool mi
             reply_array(c->out, 2);
         struct slice m = znode_member(node);
         reply_bulk(c->out, m.p, m.len);
-        reply_double(c->out, node->score);
+        reply_score(c, node->score);
         zset_delete(z, node);
     }
     delete_if_empty(&k, zset_len(z));
@@ -420,6 +442,8 @@ static void reply_score_range(struct client *c, struct zset *z, const struct sco
     struct node_list l = {0};
     struct znode *n = reverse ? zset_last_to_score(z, r->max, r->maxex)
                               : zset_first_from_score(z, r->min, r->minex);
+    if (offset < 0) /* redis skips `while (offset--)`: a negative offset skips everything */
+        n = NULL;
     while (n && offset-- > 0)
         n = reverse ? n->backward : n->level[0].forward;
     while (n && limit != 0) {
@@ -447,6 +471,8 @@ static void reply_lex_range(struct client *c, struct zset *z, const struct lex_b
         while (n && !lex_lte_max(znode_member(n), max))
             n = n->backward;
     }
+    if (offset < 0) /* as in reply_score_range */
+        n = NULL;
     while (n && offset-- > 0)
         n = reverse ? n->backward : n->level[0].forward;
     while (n && limit != 0) {

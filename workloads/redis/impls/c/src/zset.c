@@ -29,6 +29,7 @@ struct zset *zset_new(void) {
     z->tail = NULL;
     z->length = 0;
     z->level = 1;
+    z->outgrown_listpack = false;
     return z;
 }
 

@@ -31,7 +31,14 @@ struct zset {
     struct znode *tail;
     size_t length;
     int level;
+    /* Whether redis would have converted this set from a listpack (at most 128 members of at
+     * most 64 bytes) to a skiplist: it never converts back. A listpack stores a score of -0
+     * as the integer 0; a skiplist keeps -0 (ZSCORE then says -0). */
+    bool outgrown_listpack;
 };
+
+#define ZSET_LISTPACK_ENTRIES 128
+#define ZSET_LISTPACK_VALUE 64
 
 struct zset *zset_new(void);
 void zset_free(struct zset *z);

@@ -1,5 +1,7 @@
 /* Unit tests of the store and its value types: the list ring, the sorted set, keyspace strings. */
 #include "check.h"
+#include "client.h"
+#include "commands.h"
 #include "hash.h"
 #include "list.h"
 #include "set.h"
@@ -171,13 +173,45 @@ static void test_set_encodings(void) {
     set_free(s);
 }
 
+/* One command through command_execute on a bare client; the reply's bytes. */
+static struct outbuf reply_out;
+static const char *run(struct client *c, int argc, const char **words) {
+    struct slice argv[8];
+    for (int i = 0; i < argc; i++)
+        argv[i] = S(words[i]);
+    reply_out.len = 0;
+    command_execute(c, argc, argv);
+    outbuf_grow(&reply_out, 1);
+    reply_out.buf[reply_out.len] = '\0';
+    return reply_out.buf;
+}
+#define RUN_CMD(c, ...)                                                                            \
+    run((c), sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *), (const char *[]){__VA_ARGS__})
+
+/* Found by UBSan (make check-deep, cases.py fuzz-expiretime-max): seconds were rounded as
+ * (ms + 500) / 1000, a signed overflow for an expiry near 2^63-1 ms. redis 7.0.15's replies. */
+static void test_expiretime_rounds_without_overflow(void) {
+    struct client c = {.db = &databases[0], .resp = 2, .out = &reply_out};
+    CHECK(!strcmp(RUN_CMD(&c, "SET", "a", "1", "PXAT", "9223372036854775807"), "+OK\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "EXPIRETIME", "a"), ":9223372036854776\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "PEXPIRETIME", "a"), ":9223372036854775807\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "PEXPIREAT", "a", "9223372036854775500"), ":1\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "EXPIRETIME", "a"), ":9223372036854776\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "PEXPIREAT", "a", "9223372036854775499"), ":1\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "EXPIRETIME", "a"), ":9223372036854775\r\n"));
+    CHECK(!strcmp(RUN_CMD(&c, "DEL", "a"), ":1\r\n"));
+    free(reply_out.buf);
+}
+
 int main(void) {
     hash_init();
     store_init();
+    commands_init();
     RUN(test_list_ring);
     RUN(test_zset_order_and_rank);
     RUN(test_strings_in_store);
     RUN(test_hash_encodings);
     RUN(test_set_encodings);
+    RUN(test_expiretime_rounds_without_overflow);
     return TESTS_DONE();
 }

@@ -188,8 +188,6 @@ void time(Context &, Args);
 void multi(Context &, Args);
 void exec(Context &, Args);
 void discard(Context &, Args);
-void watch(Context &, Args);
-void unwatch(Context &, Args);
 } // namespace cmd
 
 } // namespace redis

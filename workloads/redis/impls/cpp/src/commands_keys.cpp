@@ -130,7 +130,9 @@ void ttl_generic(Context &ctx, Args args, bool ms, bool absolute) {
     if (t < 0) {
         t = 0;
     }
-    ctx.reply.integer(ms ? t : (t + 500) / 1000);
+    // Seconds rounded half up, as redis's (t+500)/1000, without its signed overflow near the
+    // largest time (a PXAT of 2^63-1: UBSan in the sanitize profile).
+    ctx.reply.integer(ms ? t : t / 1000 + (t % 1000 >= 500 ? 1 : 0));
 }
 
 // FLUSHDB/FLUSHALL's optional SYNC or ASYNC (both run synchronously here).

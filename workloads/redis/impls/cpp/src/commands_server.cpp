@@ -485,17 +485,4 @@ void discard(Context &ctx, Args) {
     ctx.reply.ok();
 }
 
-// WATCH is accepted, but EXEC does not check watched keys (no optimistic-locking aborts).
-void watch(Context &ctx, Args) {
-    if (ctx.session.in_multi) {
-        ctx.reply.error("ERR WATCH inside MULTI is not allowed");
-        return;
-    }
-    ctx.reply.ok();
-}
-
-void unwatch(Context &ctx, Args) {
-    ctx.reply.ok();
-}
-
 } // namespace redis::cmd

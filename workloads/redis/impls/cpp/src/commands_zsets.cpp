@@ -407,7 +407,7 @@ void zadd_generic(Context &ctx, Args args, bool incr) {
     if (ref.entry != nullptr) {
         z = ref.entry->object<ZSet>();
     } else if (!xx) {
-        auto fresh = std::make_unique<ZSet>(pairs, args[i + 1].size());
+        auto fresh = std::make_unique<ZSet>(args[i + 1].size());
         z = fresh.get();
         db.put(ref, Entry::create_object(args[1], Type::zset, z));
         fresh.release(); // owned by the entry now

@@ -103,7 +103,8 @@ bool parse_double(std::string_view s, double &out) {
 }
 
 bool parse_long_double(std::string_view s, long double &out) {
-    if (s.empty() || s.size() >= kMaxFloatChars || is_c_space(s[0])) {
+    if (s.empty() || s.size() >= kMaxFloatChars || is_c_space(s[0]) ||
+        s.find('\0') != std::string_view::npos) {
         return false;
     }
     return with_c_string(s, [&](const char *p) {

@@ -19,8 +19,8 @@ bool parse_int64(std::string_view s, std::int64_t &out);
 // NaN, no overflow to ±HUGE_VAL or underflow to zero; "inf", "-inf", "1e3", "0x10" are fine.
 bool parse_double(std::string_view s, double &out);
 
-// The same for long double (INCRBYFLOAT), with redis's quirk: parsing stops at an embedded NUL
-// and the bytes after it are ignored.
+// The same for long double (INCRBYFLOAT, HINCRBYFLOAT): redis 7.0's string2ld, which also
+// requires strtold to consume all of `s`, so a value with an embedded NUL is not a number.
 bool parse_long_double(std::string_view s, long double &out);
 
 // Formats into `buf` (kNumberChars bytes) and returns the text.

@@ -91,5 +91,31 @@ TEST_F(Commands, SelectAndConfig) {
     EXPECT_EQ(run({"CONFIG", "FOO"}), "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n");
 }
 
+// Found by difffuzz.py (cases.py fuzz-exec-arity-aborts): a refused EXEC discards the
+// transaction, as redis's rejectCommand does, in MULTI or not.
+TEST_F(Commands, ExecWithArgumentsAborts) {
+    const std::string abort = "-EXECABORT Transaction discarded because of: wrong number of "
+                              "arguments for 'exec' command\r\n";
+    EXPECT_EQ(run({"EXEC", "x"}), abort);
+    EXPECT_EQ(run({"MULTI"}), "+OK\r\n");
+    EXPECT_EQ(run({"SET", "a", "1"}), "+QUEUED\r\n");
+    EXPECT_EQ(run({"EXEC", "x"}), abort);
+    EXPECT_EQ(run({"EXEC"}), "-ERR EXEC without MULTI\r\n");
+    EXPECT_EQ(run({"GET", "a"}), "$-1\r\n");
+}
+
+// Found by UBSan (make check-deep, cases.py fuzz-expiretime-max): seconds were rounded as
+// (ms + 500) / 1000, a signed overflow for an expiry near 2^63-1 ms. redis 7.0.15's replies.
+TEST_F(Commands, ExpireTimeRoundsWithoutOverflow) {
+    EXPECT_EQ(run({"SET", "a", "1", "PXAT", "9223372036854775807"}), "+OK\r\n");
+    EXPECT_EQ(run({"EXPIRETIME", "a"}), ":9223372036854776\r\n");
+    EXPECT_EQ(run({"PEXPIRETIME", "a"}), ":9223372036854775807\r\n");
+    EXPECT_EQ(run({"TTL", "a"}), ":9223370336854776\r\n");
+    EXPECT_EQ(run({"PEXPIREAT", "a", "9223372036854775500"}), ":1\r\n");
+    EXPECT_EQ(run({"EXPIRETIME", "a"}), ":9223372036854776\r\n");
+    EXPECT_EQ(run({"PEXPIREAT", "a", "9223372036854775499"}), ":1\r\n");
+    EXPECT_EQ(run({"EXPIRETIME", "a"}), ":9223372036854775\r\n");
+}
+
 } // namespace
 } // namespace redis

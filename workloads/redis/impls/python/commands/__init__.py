@@ -99,6 +99,14 @@ for _cmd in COMMANDS.values():
             DISPATCH[_argc][_cmd.name] = DISPATCH[_argc][_cmd.name.upper()] = _cmd.handler
 
 
+# Commands with subcommands, and their tables (what MULTI checks before queueing).
+CONTAINERS = {
+    b"client": server.CLIENT_SUBCOMMANDS,
+    b"config": server.CONFIG_SUBCOMMANDS,
+    b"command": server.COMMAND_SUBCOMMANDS,
+}
+
+
 def resolve(argv: list[bytes]):
     """The handler for a request the dispatch tables missed, or its error reply (bytes)."""
     cmd = COMMANDS.get(argv[0].lower())
@@ -112,6 +120,10 @@ def resolve(argv: list[bytes]):
                 b"for 'exec' command\r\n"
             )
         return arity_error(cmd.name)
+    if n > 1 and cmd.name in CONTAINERS:  # redis looks subcommands up before running them
+        refused = server.subcommand_error(argv, cmd.name, CONTAINERS[cmd.name])
+        if refused is not None:
+            return refused
     return cmd.handler
 
 

@@ -173,6 +173,10 @@ def scan(c, argv):
     cursor, batch = c.server.scans.next_batch(db, cursor, count)
     if matches is not None:
         batch = [k for k in batch if matches(k)]
+    # As redis's scanGenericCommand: only a key that matched the pattern is looked up, which
+    # deletes it if it has expired (a key that did not match is left alone).
+    get = db.get
+    batch = [k for k in batch if get(k) is not None]
     if type_name is not None:
         wanted = type_name.lower()
         batch = [k for k in batch if TYPE_NAMES[type(db.data[k])] == wanted]
@@ -221,7 +225,7 @@ class ScanCursors:
         if cursor == 0:
             keys = list(db.data)
             if len(keys) <= count:
-                return 0, self._live(db, keys)
+                return 0, self._present(db, keys)
             scan_id = self._next_id
             self._next_id = self._next_id % 0xFFFFFFFF + 1
             self._snapshots[scan_id] = keys
@@ -234,16 +238,18 @@ class ScanCursors:
             if keys is None:
                 return 0, []
         end = position + count
-        batch = self._live(db, keys[position:end])
+        batch = self._present(db, keys[position:end])
         if end >= len(keys):
             self._snapshots.pop(scan_id, None)
             return 0, batch
         return (scan_id << 32) | end, batch
 
     @staticmethod
-    def _live(db, keys: list[bytes]) -> list[bytes]:
-        get = db.get
-        return [k for k in keys if get(k) is not None]
+    def _present(db, keys: list[bytes]) -> list[bytes]:
+        """The keys of a snapshot still in the database (expired ones included: scan() looks
+        up the ones that match, which deletes those that have expired)."""
+        data = db.data
+        return [k for k in keys if k in data]
 
 
 # --- whole keyspace ----------------------------------------------------------------------

@@ -263,20 +263,29 @@ def _human(n: int) -> bytes:
 # --- container commands --------------------------------------------------------------------
 
 
-def subcommand(c, argv, container: bytes, table: dict) -> bytes:
-    """Dispatch `CONTAINER SUB ...` as redis does: an unknown subcommand names the container
-    upper-cased as typed; an arity error names `container|sub`."""
+def subcommand_error(argv, container: bytes, table: dict) -> bytes | None:
+    """redis's refusal of `CONTAINER SUB ...` before it runs (or is queued in MULTI): an
+    unknown subcommand names the container upper-cased as typed; an arity error names
+    `container|sub`. None when the subcommand may run."""
     entry = table.get(argv[1].lower())
     if entry is None:
         return error_format(
             b"unknown subcommand '%s'. Try %s HELP."
             % (c_string(argv[1])[:128], c_string(argv[0]).upper())
         )
-    handler, arity = entry
     n = len(argv)
+    arity = entry[1]
     if n != arity and (arity > 0 or n < -arity):
         return arity_error(container + b"|" + argv[1].lower())
-    return handler(c, argv)
+    return None
+
+
+def subcommand(c, argv, container: bytes, table: dict) -> bytes:
+    """Dispatch `CONTAINER SUB ...` as redis does (subcommand_error)."""
+    refused = subcommand_error(argv, container, table)
+    if refused is not None:
+        return refused
+    return table[argv[1].lower()][0](c, argv)
 
 
 def _help(lines: list[bytes]):
@@ -363,16 +372,19 @@ def config(c, argv):
 
 
 def _config_get(c, argv):
-    found: dict[bytes, bytes] = {}
-    for pattern in argv[2:]:
-        pattern = pattern.lower()
+    found: dict[bytes, tuple[bytes, bytes]] = {}
+    for asked in argv[2:]:
+        pattern = asked.lower()
         matches = compile_pattern(pattern) if pattern != b"*" else None
+        glob = any(ch in pattern for ch in b"*?[")
         for name, value in CONFIG_PARAMETERS.items():
-            if matches is None or matches(name):
-                found[name] = value
+            if name not in found and (matches is None or matches(name)):
+                # A name without glob characters is replied as the client wrote it (redis
+                # 7.0: CONFIG GET SAVE answers SAVE); a pattern's matches by their own names.
+                found[name] = (name if glob else asked, value)
     flat = []
-    for name, value in found.items():
-        flat += [name, value]
+    for shown, value in found.values():
+        flat += [shown, value]
     return map_reply(flat, c.resp)
 
 

@@ -8,7 +8,14 @@ from numeric import parse_int64
 from protocol import EMPTY_ARRAY, EMPTY_SET3, ONE, ZERO, bulk_array, integer, set_reply
 from store import RandomSet
 
-from commands.common import OUT_OF_RANGE, SYNTAX_ERROR, WRONGTYPE, int_arg, positive_arg
+from commands.common import (
+    OUT_OF_RANGE,
+    SYNTAX_ERROR,
+    WRONGTYPE,
+    CommandError,
+    int_arg,
+    positive_arg,
+)
 
 SRANDMEMBER_MAX = 1 << 20  # a negative count asks for that many picks: bound the reply
 INTSET_MAX = 512  # set-max-intset-entries: up to this size an all-integer set is sorted
@@ -130,6 +137,11 @@ def srandmember(c, argv):
     if n > 3:
         return SYNTAX_ERROR
     count = int_arg(argv[2]) if n == 3 else None
+    if count == -(1 << 63):  # getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX), before the key
+        raise CommandError(
+            b"-ERR value is out of range, value must between -9223372036854775807 and "
+            b"9223372036854775807\r\n"
+        )
     members = _set(c, argv[1])
     if members is None:
         return c.null if count is None else EMPTY_ARRAY

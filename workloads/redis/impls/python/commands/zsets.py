@@ -60,7 +60,7 @@ def _zadd_one(c, key: bytes, score: float, member: bytes) -> bytes:
     db = c.db
     zs = db.get(key)
     if zs is None:
-        zs = db.data[key] = ZSet(1, len(member))
+        zs = db.data[key] = ZSet(len(member))
     elif type(zs) is not ZSet:
         return WRONGTYPE
     current = zs.scores.get(member)
@@ -114,7 +114,7 @@ def _zadd(c, argv, incr: bool) -> bytes:
     if zs is None:
         if xx:
             return c.null if incr else ZERO
-        zs = db.data[key] = ZSet(len(members), len(members[0]))
+        zs = db.data[key] = ZSet(len(members[0]))
     elif type(zs) is not ZSet:
         return WRONGTYPE
     added = updated = processed = 0

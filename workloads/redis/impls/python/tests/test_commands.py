@@ -235,6 +235,31 @@ def test_transactions(client):
     assert run(client, "GET", "b") == b"$-1\r\n"
 
 
+def test_fuzz_findings(client):
+    """Found by difffuzz.py (cases.py fuzz-multi-refuses-bad-subcommands,
+    fuzz-srandmember-min-count, fuzz-config-get-name-as-asked)."""
+    replies = client._execute(
+        [[b"MULTI"], [b"CLIENT", b"NOSUCH"], [b"CONFIG", b"GET"], [b"CLIENT", b"ID"], [b"EXEC"]],
+        1 << 30,
+    )
+    assert replies == [
+        b"+OK\r\n",
+        b"-ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.\r\n",
+        b"-ERR wrong number of arguments for 'config|get' command\r\n",
+        b"+QUEUED\r\n",
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n",
+    ]
+    out_of_range = (
+        b"-ERR value is out of range, value must between -9223372036854775807 and "
+        b"9223372036854775807\r\n"
+    )
+    assert run(client, "SRANDMEMBER", "s", "-9223372036854775808") == out_of_range
+    assert run(client, "SET", "s", "1") == b"+OK\r\n"
+    assert run(client, "SRANDMEMBER", "s", "-9223372036854775808") == out_of_range
+    assert run(client, "CONFIG", "GET", "SAVE") == b"*2\r\n$4\r\nSAVE\r\n$0\r\n\r\n"
+    assert run(client, "CONFIG", "GET", "sav*") == b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n"
+
+
 def test_resp3_after_hello_3(client):
     assert run(client, "HELLO", "3").startswith(b"%7\r\n$6\r\nserver\r\n")
     assert run(client, "GET", "missing") == b"_\r\n"

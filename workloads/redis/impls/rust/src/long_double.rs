@@ -7,7 +7,7 @@
 //! step exactly: correctly rounded decimal → binary conversion, round-to-nearest-even
 //! addition, and exact binary → decimal printing, with a small arbitrary-precision integer.
 
-use crate::numeric::is_c_space;
+use crate::numeric::{is_c_space, HexFloat};
 use std::cmp::Ordering;
 
 /// Significand bits of the x87 extended format.
@@ -194,10 +194,21 @@ impl LongDouble {
 }
 
 /// redis's `string2ld`: the whole string must be a `strtold` number (no leading blank),
-/// not NaN, and not out of range. Hexadecimal floats are not supported.
+/// not NaN, and not out of range. Hexadecimal floats (`0x10`, `0x1.8p3`) included.
 pub fn parse(s: &[u8]) -> Option<LongDouble> {
     if s.is_empty() || s.len() >= MAX_CHARS || is_c_space(s[0]) {
         return None;
+    }
+    if let Some(hex) = HexFloat::parse(s) {
+        if hex.mantissa == 0 {
+            return Some(LongDouble {
+                negative: hex.negative,
+                ..LongDouble::ZERO
+            });
+        }
+        let value = LongDouble::round(hex.negative, hex.mantissa, hex.exp, hex.sticky);
+        // As for decimals: overflow and underflow to zero are ERANGE, refused.
+        return (!value.infinite && value.mantissa != 0).then_some(value);
     }
     let (negative, body) = match s[0] {
         b'-' => (true, &s[1..]),
@@ -520,6 +531,17 @@ mod tests {
         assert_eq!(big.len(), 301);
         assert!(big.starts_with("1000000000000000000008997324079559193870523944"));
         assert_eq!(incr("3.0", "1.5"), "4.5");
+    }
+
+    /// Found by difffuzz.py (cases.py fuzz-hex-floats): strtold reads C hex floats.
+    #[test]
+    fn hex_floats() {
+        assert_eq!(incr("0x10", "0"), "16");
+        assert_eq!(incr("0x.8", "0x1P4"), "16.5");
+        assert_eq!(incr("-0x1p-2", "1"), "0.75");
+        assert!(parse(b"0x").is_none());
+        assert!(parse(b"0x1p99999").is_none());
+        assert!(parse(b"0x1p-99999").is_none());
     }
 
     #[test]

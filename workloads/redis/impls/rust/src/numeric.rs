@@ -46,8 +46,11 @@ pub fn is_c_space(b: u8) -> bool {
 }
 
 /// What `strtod` accepts as a whole string, as a finite or infinite f64; `None` if the
-/// string is not entirely a number. Hexadecimal floats are not supported.
+/// string is not entirely a number. Hexadecimal floats (`0x10`, `0x1.8p3`) included.
 pub fn strtod(s: &[u8]) -> Option<f64> {
+    if let Some(hex) = HexFloat::parse(s) {
+        return Some(hex.to_f64());
+    }
     let text = std::str::from_utf8(s).ok()?;
     // Rust's parser agrees with strtod on decimal forms, `inf`, `infinity` and `nan` (any
     // case, optional sign); it rejects leading blanks, which strtod would skip.
@@ -57,10 +60,139 @@ pub fn strtod(s: &[u8]) -> Option<f64> {
     text.parse::<f64>().ok()
 }
 
+/// A whole-string C hexadecimal float: `[sign] 0x hexdigits [. hexdigits] [p [sign] digits]`
+/// (at least one hex digit), as `(-1)^negative × mantissa × 2^exp`, with `sticky` set when
+/// non-zero digits beyond the 128 bits kept were dropped. strtod and strtold accept these.
+pub struct HexFloat {
+    pub negative: bool,
+    pub mantissa: u128,
+    pub exp: i64,
+    pub sticky: bool,
+}
+
+impl HexFloat {
+    pub fn parse(s: &[u8]) -> Option<HexFloat> {
+        let (negative, body) = match s.first()? {
+            b'-' => (true, &s[1..]),
+            b'+' => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let body = body
+            .strip_prefix(b"0x")
+            .or_else(|| body.strip_prefix(b"0X"))?;
+        let (mut mantissa, mut exp, mut sticky) = (0u128, 0i64, false);
+        let (mut digits, mut point, mut i) = (0, false, 0);
+        while i < body.len() {
+            let c = body[i];
+            if c == b'.' && !point {
+                point = true;
+            } else if let Some(d) = (c as char).to_digit(16) {
+                digits += 1;
+                if mantissa >> 124 == 0 {
+                    mantissa = mantissa << 4 | u128::from(d);
+                    if point {
+                        exp -= 4;
+                    }
+                } else {
+                    sticky |= d != 0; // beyond 128 bits: only whether anything was dropped
+                    if !point {
+                        exp += 4;
+                    }
+                }
+            } else {
+                break;
+            }
+            i += 1;
+        }
+        if digits == 0 {
+            return None; // "0x" alone: strtod reads the 0 and stops at the x
+        }
+        if i < body.len() {
+            let rest = body[i + 1..].as_ref();
+            if body[i] != b'p' && body[i] != b'P' {
+                return None;
+            }
+            let (exp_negative, exp_digits) = match rest.first() {
+                Some(b'-') => (true, &rest[1..]),
+                Some(b'+') => (false, &rest[1..]),
+                _ => (false, rest),
+            };
+            if exp_digits.is_empty() || !exp_digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let mut e: i64 = 0;
+            for &c in exp_digits {
+                e = (e * 10 + i64::from(c - b'0')).min(1 << 40);
+            }
+            exp += if exp_negative { -e } else { e };
+        }
+        Some(HexFloat {
+            negative,
+            mantissa,
+            exp,
+            sticky,
+        })
+    }
+
+    /// The nearest f64 (round to nearest, ties to even; ±inf past the largest finite value).
+    pub fn to_f64(&self) -> f64 {
+        let sign = if self.negative { -1.0 } else { 1.0 };
+        if self.mantissa == 0 {
+            return sign * 0.0;
+        }
+        let bits = 128 - i64::from(self.mantissa.leading_zeros());
+        // Keep 53 significant bits, fewer where the result is subnormal (its last bit is
+        // worth 2^-1074).
+        let mut shift = bits - 53;
+        if self.exp + shift < -1074 {
+            shift = -1074 - self.exp;
+        }
+        if shift >= 128 {
+            return sign * 0.0; // far below the smallest subnormal
+        }
+        let mut sig = if shift > 0 {
+            let kept = self.mantissa >> shift;
+            let half = 1u128 << (shift - 1);
+            let rest = self.mantissa & ((1u128 << shift) - 1);
+            let round_up = rest > half || (rest == half && (self.sticky || kept & 1 == 1));
+            kept + u128::from(round_up)
+        } else {
+            self.mantissa << -shift
+        };
+        let mut e = self.exp + shift;
+        if sig >> 53 != 0 && shift > 0 {
+            sig >>= 1; // rounding carried into a 54th bit (exact: the low bit is 0)
+            e += 1;
+        }
+        sign * scale2(sig as f64, e)
+    }
+}
+
+/// `x × 2^e`, exact while the result is representable (x has at most 53 bits).
+fn scale2(mut x: f64, mut e: i64) -> f64 {
+    let step = |k: i64| f64::from_bits(((k + 1023) as u64) << 52);
+    while e > 1000 {
+        x *= step(1000);
+        e -= 1000;
+        if x.is_infinite() {
+            return x;
+        }
+    }
+    while e < -1000 && x != 0.0 {
+        x *= step(-1000);
+        e += 1000;
+    }
+    x * step(e)
+}
+
 /// redis's `getDoubleFromObject`: the whole string is a number, not NaN, and not out of
 /// range (a finite literal that overflows to ±inf, or a non-zero literal that underflows
 /// to 0, makes strtod report ERANGE, which redis rejects).
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if let Some(hex) = HexFloat::parse(s) {
+        let v = hex.to_f64();
+        return (v.is_finite() && (v != 0.0 || hex.mantissa == 0)).then_some(v);
+    }
     let v = strtod(s)?;
     if v.is_nan() {
         return None;
@@ -245,6 +377,32 @@ mod tests {
             assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
         assert_eq!(parse_f64(b"0e-400"), Some(0.0));
+    }
+
+    /// Found by difffuzz.py (cases.py fuzz-hex-floats): glibc's strtod reads C hex floats.
+    #[test]
+    fn hex_floats_as_strtod() {
+        assert_eq!(parse_f64(b"0x10"), Some(16.0));
+        assert_eq!(parse_f64(b"0X1.8p1"), Some(3.0));
+        assert_eq!(parse_f64(b"-0x1p-3"), Some(-0.125));
+        assert_eq!(parse_f64(b"0x.8"), Some(0.5));
+        assert_eq!(parse_f64(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(parse_f64(b"0x1.fffffffffffff8p0"), Some(2.0)); // a tie: to even
+        assert_eq!(parse_f64(b"0x1.fffffffffffff7p0"), Some(2.0 - f64::EPSILON));
+        assert_eq!(parse_f64(b"0x0p99999"), Some(0.0));
+        assert!(parse_f64(b"-0x0").is_some_and(|v| v == 0.0 && v.is_sign_negative()));
+        for bad in [
+            &b"0x"[..],
+            b"0xg",
+            b"0x1p",
+            b"0x1p+",
+            b"0x1.2.3",
+            b"0x1p99999",
+            b"0x1p-99999",
+            b" 0x1",
+        ] {
+            assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

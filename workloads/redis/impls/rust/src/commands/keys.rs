@@ -125,7 +125,10 @@ fn ttl_generic(ctx: &mut Ctx, args: Args, ms: bool, absolute: bool) {
         return reply::int(ctx.out, -1);
     };
     let ttl = if absolute { when } else { (when - now).max(0) };
-    reply::int(ctx.out, if ms { ttl } else { (ttl + 500) / 1000 });
+    // redis's (ttl+500)/1000, without overflowing near i64::MAX (EXPIRETIME of PXAT
+    // 9223372036854775807 is 9223372036854776 in redis).
+    let seconds = ttl / 1000 + (ttl % 1000 + 500) / 1000;
+    reply::int(ctx.out, if ms { ttl } else { seconds });
 }
 
 pub fn ttl(ctx: &mut Ctx, args: Args) {
@@ -237,11 +240,13 @@ pub fn scan(ctx: &mut Ctx, args: Args) {
         let Some((key, value)) = db.keys.get_index(idx) else {
             continue;
         };
-        if db.expires.get(key.as_slice()).is_some_and(|&w| w <= now) {
-            expired.push(key.to_vec());
+        // As redis's scanGenericCommand: a key that matched the pattern and has expired is
+        // deleted; one that did not match is left alone.
+        if pattern.is_some_and(|p| !globmatch::matches(p, key)) {
             continue;
         }
-        if pattern.is_some_and(|p| !globmatch::matches(p, key)) {
+        if db.expires.get(key.as_slice()).is_some_and(|&w| w <= now) {
+            expired.push(key.to_vec());
             continue;
         }
         if type_filter.is_some_and(|t| !t.eq_ignore_ascii_case(value.type_name().as_bytes())) {

@@ -135,31 +135,33 @@ fn position(index: i64, len: usize) -> Option<usize> {
     (0..len as i64).contains(&i).then_some(i as usize)
 }
 
+// LINDEX and LSET look the key up (nil / no such key, WRONGTYPE) before they read the index,
+// as redis's lindexCommand and lsetCommand do.
 pub fn lindex(ctx: &mut Ctx, args: Args) {
-    let Some(index) = ctx.int_arg(args.get(2)) else {
-        return;
-    };
+    let index = crate::numeric::parse_i64(args.get(2));
     match typed_get!(ctx, args.get(1), List) {
-        Ok(Some(l)) => {
-            let v = position(index, l.len()).map(|i| l[i].as_slice());
-            reply::opt_bulk(ctx.out, v);
-        }
+        Ok(Some(l)) => match index {
+            Some(index) => {
+                let v = position(index, l.len()).map(|i| l[i].as_slice());
+                reply::opt_bulk(ctx.out, v);
+            }
+            None => ctx.not_integer(),
+        },
         Ok(None) => reply::null(ctx.out),
         Err(()) => ctx.wrong_type(),
     }
 }
 
 pub fn lset(ctx: &mut Ctx, args: Args) {
-    let Some(index) = ctx.int_arg(args.get(2)) else {
-        return;
-    };
+    let index = crate::numeric::parse_i64(args.get(2));
     match typed_get_mut!(ctx, args.get(1), List) {
-        Ok(Some(l)) => match position(index, l.len()) {
-            Some(i) => {
+        Ok(Some(l)) => match index.map(|index| position(index, l.len())) {
+            Some(Some(i)) => {
                 l[i] = SmallBytes::new(args.get(3));
                 ctx.ok();
             }
-            None => ctx.error(reply::OUT_OF_RANGE),
+            Some(None) => ctx.error(reply::OUT_OF_RANGE),
+            None => ctx.not_integer(),
         },
         Ok(None) => ctx.error(reply::NO_SUCH_KEY),
         Err(()) => ctx.wrong_type(),

@@ -107,11 +107,17 @@ pub fn info(ctx: &mut Ctx, args: Args) {
             if db.keys.is_empty() {
                 continue;
             }
-            let ttls: Vec<i64> = db.expires.values().map(|&w| (w - now_ms).max(0)).collect();
+            // Summed in i128: a few TTLs near i64::MAX must not wrap the average negative
+            // (found by difffuzz.py: avg_ttl=-3074457345492218872).
+            let ttls: Vec<i128> = db
+                .expires
+                .values()
+                .map(|&w| i128::from(w.saturating_sub(now_ms).max(0)))
+                .collect();
             let avg = if ttls.is_empty() {
                 0
             } else {
-                ttls.iter().sum::<i64>() / ttls.len() as i64
+                ttls.iter().sum::<i128>() / ttls.len() as i128
             };
             s.push_str(&format!(
                 "db{i}:keys={},expires={},avg_ttl={avg}\r\n",
@@ -329,20 +335,23 @@ pub static CONFIG_SUBCOMMANDS: &[Command] = &[
 /// The configuration this server reports: no persistence, like the reference's start-up.
 const CONFIG: &[(&str, &str)] = &[("save", ""), ("appendonly", "no")];
 
+/// A name without glob characters is replied as the client wrote it (redis 7.0: `CONFIG GET
+/// SAVE` answers `SAVE`); a pattern's matches are replied by their own names.
 fn config_get(ctx: &mut Ctx, args: Args) {
-    let mut found: Vec<(&str, &str)> = Vec::new();
-    for pattern in args.iter_from(2) {
-        let pattern = pattern.to_ascii_lowercase();
+    let mut found: Vec<(&str, &[u8], &str)> = Vec::new();
+    for asked in args.iter_from(2) {
+        let pattern = asked.to_ascii_lowercase();
+        let glob = pattern.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
         for &(k, v) in CONFIG {
             if crate::globmatch::matches(&pattern, k.as_bytes()) && !found.iter().any(|f| f.0 == k)
             {
-                found.push((k, v));
+                found.push((k, if glob { k.as_bytes() } else { asked }, v));
             }
         }
     }
     reply::map(ctx.out, found.len());
-    for (k, v) in found {
-        reply::bulk(ctx.out, k.as_bytes());
+    for (_, shown, v) in found {
+        reply::bulk(ctx.out, shown);
         reply::bulk(ctx.out, v.as_bytes());
     }
 }
