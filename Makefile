@@ -1,6 +1,6 @@
 # The lab's entry points. Each target installs what is missing first (scripts/setup.sh is
 # idempotent), so on a fresh clone `make test` and `make bench` are all the set-up there is.
-.PHONY: setup build test bench lint clean
+.PHONY: setup build test check-deep bench lint clean
 
 setup:
 	@scripts/setup.sh
@@ -10,6 +10,14 @@ build: setup
 
 test: build
 	scripts/test.sh
+
+# Every conformance suite against the sanitize build profile: the C and C++ implementations with
+# ASan + UBSan, Go with -race, in build/sanitize/ (docs/decisions.md, "Sanitizer builds"). A
+# sanitizer or race report fails the test during which it appeared. The release build (a
+# prerequisite) provides the peers: Rust and Python programs, redis-server, the drivers.
+check-deep: build
+	./msgbench build --profile sanitize
+	./msgbench verify --profile sanitize
 
 bench: setup
 	./msgbench bench --profile quick

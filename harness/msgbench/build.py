@@ -3,6 +3,10 @@
 One build root per toolchain (docs/decisions.md): CMake for C/C++, one Cargo workspace, one Go
 module. Each build's output goes to build/logs/<name>.log; a failing build is reported with its
 log path and the others go on.
+
+Two build profiles (paths.BUILD_PROFILES): `release`, what is measured, and `sanitize`, C and
+C++ with ASan + UBSan and Go with -race in build/sanitize/ (profiles.toml [sanitize]), which
+covers only the implementations built by CMake or Go. The selected profile is paths.BUILD_PROFILE.
 """
 
 from __future__ import annotations
@@ -28,9 +32,22 @@ class BuildResult:
     skipped: bool = False  # nothing to build (an absent implementation): message says why
 
 
+# The build systems the sanitize profile instruments (C and C++ through CMake, Go).
+SANITIZED_SYSTEMS = ("cmake", "go")
+
+
 def flags() -> dict[str, dict]:
     """The release flags per language, as recorded in every run."""
-    return profiles.load()
+    return profiles.release()
+
+
+def in_profile(impl: Impl, profile: str | None = None) -> bool:
+    """Whether a build profile builds this implementation: release builds every one; sanitize
+    those built by CMake or Go (Rust, Python and references such as redis-server keep their
+    one build)."""
+    if (profile or paths.BUILD_PROFILE) == "release":
+        return True
+    return impl.build.get("system") in SANITIZED_SYSTEMS
 
 
 def cargo_env() -> dict[str, str]:
@@ -58,25 +75,51 @@ def go_env() -> dict[str, str]:
     go = profiles.load()["go"]
     env = dict(os.environ)
     env["GOAMD64"] = go["goamd64"]
-    env["CGO_ENABLED"] = "1" if go.get("cgo") else "0"
+    # The race detector's runtime is C: `go build -race` needs cgo.
+    cgo = go.get("cgo") or paths.BUILD_PROFILE == "sanitize"
+    env["CGO_ENABLED"] = "1" if cgo else "0"
     return env
 
 
+def go_build_argv(out: Path, package: str) -> list[str]:
+    """`go build` of one package into `out` with the selected profile's flags."""
+    argv = ["go", "build", "-o", str(out)]
+    if paths.BUILD_PROFILE == "sanitize":
+        return [*argv, *profiles.sanitize()["go_flags"], f"./{package}"]
+    go = profiles.load()["go"]
+    if go.get("trimpath"):
+        argv.append("-trimpath")
+    if go.get("ldflags"):
+        argv.append(f"-ldflags={' '.join(go['ldflags'])}")
+    if go.get("gcflags"):
+        argv.append(f"-gcflags={go['gcflags']}")
+    return [*argv, f"./{package}"]
+
+
 def cmake_configure_argv() -> list[str]:
+    """Configure the selected profile's CMake tree: build type Release with profiles.toml's
+    [c]/[cpp] flags, or build type Sanitize with [sanitize]'s (the same for C and C++)."""
     p = profiles.load()
     c, cpp = p["c"], p["cpp"]
+    if paths.BUILD_PROFILE == "sanitize":
+        s = profiles.sanitize()
+        build_type, cflags, cxxflags, ldflags = "Sanitize", s["cflags"], s["cflags"], s["ldflags"]
+    else:
+        build_type, cflags, cxxflags = "Release", c["cflags"], cpp["cxxflags"]
+        ldflags = sorted(set(c["ldflags"] + cpp["ldflags"]))
+    suffix = build_type.upper()
     argv = [
         "cmake",
         "-S",
         str(paths.ROOT),
         "-B",
         str(paths.CMAKE_BUILD),
-        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_BUILD_TYPE={build_type}",
         f"-DCMAKE_C_COMPILER={c['compiler']}",
         f"-DCMAKE_CXX_COMPILER={cpp['compiler']}",
-        f"-DCMAKE_C_FLAGS_RELEASE={' '.join(c['cflags'])}",
-        f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(cpp['cxxflags'])}",
-        f"-DCMAKE_EXE_LINKER_FLAGS_RELEASE={' '.join(sorted(set(c['ldflags'] + cpp['ldflags'])))}",
+        f"-DCMAKE_C_FLAGS_{suffix}={' '.join(cflags)}",
+        f"-DCMAKE_CXX_FLAGS_{suffix}={' '.join(cxxflags)}",
+        f"-DCMAKE_EXE_LINKER_FLAGS_{suffix}={' '.join(ldflags)}",
     ]
     if shutil.which("ninja") and not (paths.CMAKE_BUILD / "Makefile").exists():
         argv += ["-G", "Ninja"]
@@ -118,15 +161,7 @@ def _build_target(impl: Impl, system: str, target: str, exe: Path, log: Path, cm
     if system == "cargo":
         return _run(cargo_build_argv(target), log, cargo_env())
     if system == "go":
-        go = profiles.load()["go"]
-        argv = ["go", "build", "-o", str(paths.GO_BIN / exe.name)]
-        if go.get("trimpath"):
-            argv.append("-trimpath")
-        if go.get("ldflags"):
-            argv.append(f"-ldflags={' '.join(go['ldflags'])}")
-        if go.get("gcflags"):
-            argv.append(f"-gcflags={go['gcflags']}")
-        return _run([*argv, f"./{target}"], log, go_env())
+        return _run(go_build_argv(paths.GO_BIN / exe.name, target), log, go_env())
     return True, ""  # "none": interpreted, nothing to compile
 
 
@@ -136,6 +171,9 @@ def build_impl(impl: Impl, cmake_configured: bool) -> BuildResult:
     log = paths.BUILD_LOGS / f"{impl.workload}-{impl.id}.log"
     if impl.absent:  # no program to build; not a failure
         return BuildResult(impl.name, True, log, f"absent: {impl.absent}", skipped=True)
+    if not in_profile(impl):
+        why = f"the {paths.BUILD_PROFILE} profile builds only CMake and Go implementations"
+        return BuildResult(impl.name, True, log, why, skipped=True)
     log.unlink(missing_ok=True)
     system, target = impl.build["system"], impl.build.get("target", "")
     ok, msg = _build_target(impl, system, target, Path(impl.executable), log, cmake_configured)

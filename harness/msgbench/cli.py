@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import budget, paths, pipeline, registry, runner, store, verify
+from . import budget, paths, pipeline, registry, runner, sanitize, store, verify
 from . import build as builder
 from . import doctor as doctor_mod
 from . import metrics as code_metrics
@@ -37,6 +37,37 @@ impl_opt = click.option(
     "--impl", "-i", "impl", multiple=True, help="implementation id (repeatable; default: all)"
 )
 json_opt = click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+
+
+def _select_build_profile(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    paths.select_build_profile(value)
+    return value
+
+
+build_profile_opt = click.option(
+    "--profile",
+    "build_profile",
+    type=click.Choice(paths.BUILD_PROFILES),
+    default=lambda: paths.BUILD_PROFILE,
+    show_default="release, or $MSGBENCH_BUILD_PROFILE",
+    callback=_select_build_profile,
+    help="build profile: release (measured) or sanitize (C/C++ with ASan+UBSan, Go with -race, "
+    "in build/sanitize/; docs/decisions.md)",
+)
+
+
+def in_build_profile(chosen: list[Impl], named: tuple[str, ...]) -> list[Impl]:
+    """The implementations the selected build profile builds; naming one it does not build
+    (with --impl) is a usage error. Release builds every one."""
+    if paths.BUILD_PROFILE == "release":
+        return chosen
+    left_out = [i for i in chosen if not builder.in_profile(i) and not i.absent]
+    if named and left_out:
+        raise usage_error(
+            f"{left_out[0].name} ({left_out[0].build.get('system')}) is not built by the "
+            f"{paths.BUILD_PROFILE} profile: it covers the CMake (C, C++) and Go implementations"
+        )
+    return [i for i in chosen if builder.in_profile(i) and not i.absent]
 
 
 def usage_error(message: str) -> click.UsageError:
@@ -100,6 +131,7 @@ def list_cmd(workload: str | None, as_json: bool) -> None:
 
 
 def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.BuildResult]:
+    """Build implementations (and their workloads' drivers) into the selected profile's trees."""
     results_: list[builder.BuildResult] = []
     workloads = {i.workload for i in chosen}
     steps = len(chosen) + (len(workloads) if with_drivers else 0)
@@ -132,13 +164,22 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
 @app.command("build")
 @workload_arg
 @impl_opt
-def build_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
-    """Build implementations (and drivers) with the release flags of profiles.toml."""
-    built = do_build(select(workload, impl))
+@build_profile_opt
+def build_cmd(workload: str | None, impl: tuple[str, ...], build_profile: str) -> None:
+    """Build implementations (and drivers) with the flags of profiles.toml.
+
+    With --profile sanitize: only the CMake and Go implementations, instrumented, into
+    build/sanitize/ (drivers, Rust and Python are built by the release profile alone)."""
+    chosen = in_build_profile(select(workload, impl), impl)
+    built = do_build(chosen, with_drivers=build_profile == "release")
     sys.exit(0 if all(r.ok for r in built) else 1)
 
 
 def do_verify(chosen: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify.Verdict]:
+    """Each workload's suite against `chosen`; with the sanitize profile, under the sanitizer
+    plugin, and a report no test claimed is an error of its implementation's verdict."""
+    sanitizing = paths.BUILD_PROFILE == "sanitize"
+    extra_args = ["-p", "msgbench.sanitize_plugin"] if sanitizing else []
     verdicts: dict[tuple[str, str], verify.Verdict] = {}
     by_workload: dict[str, list[Impl]] = {}
     for i in chosen:
@@ -147,10 +188,15 @@ def do_verify(chosen: list[Impl], log_dir: Path) -> dict[tuple[str, str], verify
         task = bar.add_task("conformance", total=len(by_workload))
         for name, impls in by_workload.items():
             bar.update(task, description=f"conformance {name} ({len(impls)} implementations)")
-            for impl_id, v in verify.run(registry.workload(name), impls, log_dir).items():
+            done = verify.run(registry.workload(name), impls, log_dir, extra_args)
+            for impl_id, v in done.items():
                 verdicts[(name, impl_id)] = v
             bar.advance(task)
+    if sanitizing:
+        claim_sanitizer_reports(verdicts)
     print_matrix(verdicts)
+    if sanitizing:
+        print_sanitizer_reports(verdicts)
     return verdicts
 
 
@@ -190,11 +236,38 @@ def print_matrix(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
 @app.command("verify")
 @workload_arg
 @impl_opt
-def verify_cmd(workload: str | None, impl: tuple[str, ...]) -> None:
-    """Run the conformance suite against implementations; exit 0 only if all selected pass."""
-    chosen = select(workload, impl)
-    verdicts = do_verify(chosen, paths.BUILD / "verify")
+@build_profile_opt
+def verify_cmd(workload: str | None, impl: tuple[str, ...], build_profile: str) -> None:
+    """Run the conformance suite against implementations; exit 0 only if all selected pass.
+
+    With --profile sanitize: the CMake and Go implementations' sanitize builds, each suite
+    failing a test during which a sanitizer or race report appeared (msgbench.sanitize_plugin)."""
+    chosen = in_build_profile(select(workload, impl), impl)
+    if not chosen:
+        raise usage_error(f"no implementation of the {build_profile} profile selected")
+    verdicts = do_verify(chosen, paths.VERIFY_LOGS)
     sys.exit(0 if all(v.ok for v in verdicts.values()) else 1)
+
+
+def claim_sanitizer_reports(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
+    """A sanitize session's report that no test claimed (it appeared after the last test)
+    fails its implementation; a program not built is named with the profile's build command."""
+    for (name, impl_id), v in verdicts.items():
+        if v.error.startswith("not built"):
+            how = f"./msgbench build {name} --impl {impl_id} --profile sanitize"
+            v.error = f"not built (run `{how}`)"
+        files = sanitize.reports(sanitize.report_dir(name, [impl_id]))
+        if files and v.ok:
+            v.error = f"sanitizer report after the last test: {sanitize.summary(files[-1])}"
+
+
+def print_sanitizer_reports(verdicts: dict[tuple[str, str], verify.Verdict]) -> None:
+    """Every report of the sanitize sessions, by implementation, with its file."""
+    for name, impl_id in verdicts:
+        files = sanitize.reports(sanitize.report_dir(name, [impl_id]))
+        if files:
+            out.print(f"[red]sanitizer reports[/] {name}/{impl_id}:")
+            out.print(sanitize.describe(files), markup=False, highlight=False)
 
 
 @app.command()
@@ -242,6 +315,11 @@ def bench(
     The workload's baseline (and reference, if any) are always measured too: ratios are only
     read between results of one run. The planned duration is printed before anything runs
     (from the durations each workload keeps in durations.json), with an ETA while it runs."""
+    if paths.BUILD_PROFILE != "release":  # only release builds are ever measured
+        raise usage_error(
+            f"bench measures release builds only ({paths.BUILD_PROFILE_ENV}="
+            f"{paths.BUILD_PROFILE} is set)"
+        )
     request = pipeline.BenchRequest(
         workload=workload,
         scenarios=scenario,
@@ -487,8 +565,12 @@ def compare(run_a: str, run_b: str) -> None:
 @click.option("--replay", is_flag=True, help="no campaign: run the corpora and the crash "
               "regressions once through every target (what make test does)")  # fmt: skip
 @click.option("--summary", is_flag=True, help="no campaign: total the committed record")
+@click.option("--differential", is_flag=True, help="command-level differential fuzzing against "
+              "the workload's reference system instead (redis: redis-server)")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="--differential's seed")
 @json_opt
-def fuzz_cmd(workload, impl, target_names, seconds, jobs, replay, summary, as_json) -> None:
+def fuzz_cmd(workload, impl, target_names, seconds, jobs, replay, summary, differential, seed,
+             as_json) -> None:  # fmt: skip
     """Coverage-guided fuzzing of every implementation's parsers (docs/robustness.md).
 
     Runs a campaign of --seconds per target, stores it in the run store and appends it to the
@@ -503,6 +585,24 @@ def fuzz_cmd(workload, impl, target_names, seconds, jobs, replay, summary, as_js
         print_fuzz_summary(rows)
         return
     select(workload, impl)  # the usual errors for an unknown workload or implementation
+    if differential:
+        if not workload:
+            raise usage_error("--differential needs a WORKLOAD (redis)")
+
+        def told(r: dict) -> None:
+            mark = "[green]ok[/]" if r["status"] == "ok" else "[red]FINDINGS[/]"
+            console.print(f"{r['workload']}/{r['impl']} differential: {mark} {r['execs']:,} "
+                          f"commands ({r['execs_per_s']:,.0f}/s); {r['failure']}")  # fmt: skip
+
+        try:
+            doc = fz.differential(workload, list(impl), seconds, seed, told)
+        except fz.EngineError as e:
+            raise usage_error(str(e)) from None
+        console.print(f"stored {paths.rel(paths.RESULTS / doc['run']['id'])}; "
+                      f"appended to {paths.rel(fz.RECORD)}")  # fmt: skip
+        if any(c.get("findings") for c in doc["campaigns"].values()):
+            sys.exit(1)
+        return
     chosen = fz.targets(workload, list(impl), list(target_names))
     if not chosen:
         raise usage_error("no fuzz target matches (see [[fuzz]] in the impl.toml files)")

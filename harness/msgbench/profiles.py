@@ -1,4 +1,5 @@
-"""profiles.toml: the one place that holds every language's release flags."""
+"""profiles.toml: the one place that holds every language's release flags, and the sanitize
+build profile's flags and run-time options (its [sanitize] table)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,24 @@ from typing import Any
 
 from . import paths
 
+# Tables of profiles.toml that are not a language's release flags.
+NOT_RELEASE = ("sanitize",)
+
 
 @cache
 def load() -> dict[str, Any]:
     with open(paths.PROFILES, "rb") as f:
         return tomllib.load(f)
+
+
+def release() -> dict[str, Any]:
+    """The release flags per language (what every run records and the report shows)."""
+    return {k: v for k, v in load().items() if k not in NOT_RELEASE}
+
+
+def sanitize() -> dict[str, Any]:
+    """The [sanitize] table: cflags/ldflags (C and C++), go_flags, env (run-time options)."""
+    return load()["sanitize"]
 
 
 def python_argv() -> list[str]:
