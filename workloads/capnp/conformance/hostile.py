@@ -13,6 +13,8 @@ schema compiler cannot silently make a case harmless: each builder checks what i
 
 from __future__ import annotations
 
+import array
+import functools
 import struct
 
 import capnp
@@ -151,6 +153,63 @@ def amplified_text(results: int = 3000, text_bytes: int = 400_000) -> bytes:
     return frame(seg)
 
 
+def list_ptr(offset: int, element_size: int, count: int) -> int:
+    return ((offset & 0x3FFFFFFF) << 2) | 1 | (element_size << 32) | (count << 35)
+
+
+@functools.cache
+def amplified_response(results: int = 700_000, url: bytes = b"http://example.com/" + b"u" * 54):
+    """catrank: a request every reader accepts whose response no reader would (SPEC §6: a
+    server never writes a message beyond the cap). Each result is a struct of the url pointer
+    alone (no data, no snippet): reading it is charged a word and the url's words, while its
+    copy in the response is a whole SearchResult (a data word, two pointers) and the url. All
+    urls point at one text, so the request stays small: a word a result.
+
+    The url is short on purpose: the traversal limit charges its words again at every result
+    that reads it, so a big shared text is the traversal limit's case (`amplified-text`); what
+    amplifies here is the struct each result becomes. 700,000 results and a 10-word url: 7.7
+    million words read (the cap is 8,388,608), a response of 9.1 million words at the least
+    (3 + 13 a result; libraries that write the absent snippet as an empty text, or put texts in
+    another segment than the list with a landing pad each, make more).
+    """
+    # The layout from pycapnp: which pointer of a result is the url, how big a result is.
+    m = C.catrank_capnp.SearchResultList.new_message()
+    m.init("results", 1)[0].url = url.decode()
+    seg = single_segment(m.to_bytes())
+    start, root_data, root_ptrs = root_struct(seg)
+    assert root_ptrs == 1, "SearchResultList has one pointer, the results"
+    tag_at = pointer_target(seg, start + root_data)
+    tag = word(seg, tag_at)
+    data, ptrs = (tag >> 32) & 0xFFFF, (tag >> 48) & 0xFFFF
+    slots = [tag_at + 1 + data + i for i in range(ptrs)]
+    used = [i for i, at in enumerate(slots) if word(seg, at) != 0]
+    assert len(used) == 1, f"expected the url alone set, got pointers {used}"
+    url_index = used[0]
+    url_word = word(seg, slots[url_index])
+    text_at = pointer_target(seg, slots[url_index])
+    text_words = (((url_word >> 35) & 0x1FFFFFFF) + 7) // 8
+    assert url_word & 3 == 1 and (url_word >> 32) & 7 == 2 and text_words == (len(url) + 8) // 8
+    text = bytes(seg[8 * text_at : 8 * (text_at + text_words)])
+
+    # The request: root pointer, root struct, list pointer, tag, the results, the text.
+    element = url_index + 1  # pointer words of each result: the url the last
+    root = [struct_ptr(0, root_data, 1)] + [0] * root_data
+    list_at = len(root)
+    first = list_at + 2  # the first result's first word
+    text_at = first + results * element
+    words = root + [list_ptr(0, 7, results * element), struct_ptr(results, 0, element)]
+    elements = [0] * (results * element)
+    for i in range(results):
+        at = first + i * element + url_index
+        elements[i * element + url_index] = list_ptr(text_at - at - 1, 2, len(url) + 1)
+    seg = bytearray(array.array("Q", words + elements).tobytes() + text)
+
+    read = results * (1 + text_words) + len(words)  # what reading every url charges
+    answer = results * (data + ptrs + text_words)  # the response's results, at the least
+    assert read <= C.CAP_WORDS < answer, (read, answer)
+    return frame(seg)
+
+
 def huge_list() -> bytes:
     """carsales: the cars list pointer claims 2^29 - 1 words of elements."""
     seg = single_segment(
@@ -207,6 +266,7 @@ CAPNP_CASES = {
     "root-out-of-bounds": ("carsales", "none", out_of_bounds_root),
     "pointer-loop": ("eval", "none", pointer_loop),
     "amplified-text": ("catrank", "none", amplified_text),
+    "amplified-response": ("catrank", "none", amplified_response),
     "nested-10000": ("eval", "none", lambda: deep_chain(10_000)),
     "list-claims-2^29": ("carsales", "none", huge_list),
     "unknown-op": ("eval", "none", unknown_op),

@@ -33,6 +33,7 @@ BUGS = {
     "cat-without-spaces": "catrank: 'cat' anywhere in the snippet counts, not ' cat '",
     "bad-args-exit-1": "a bad command line exits 1, not 2",
     "no-served-line": 'the server does not print {"served": N} at the end of input',
+    "no-response-cap": "the server writes a response of any size (SPEC §6: at most 8 Mi words)",
 }
 USAGE = (
     "usage: impl.py [--bug NAME] carsales|catrank|eval object|bytes|pipe|client|server "
@@ -197,13 +198,52 @@ class Program:
             data = reader.read()
             if data is None:
                 break
+            # SPEC §6: no response beyond the cap is written; catrank's is not even built.
+            capped = self.bug != "no-response-cap"
+            if capped and self.case == "catrank":
+                words = catrank_response_words(data)
+                if words > C.CAP_WORDS:
+                    raise Refused(f"a response of at least {words} words (at most {C.CAP_WORDS})")
             request = self.wire.decode_request(self.case, data)
-            out.write(self.wire.encode_response(self.case, self.serve(request)))
+            response = self.wire.encode_response(self.case, self.serve(request))
+            words = framed_words(response, self.comp == "packed")
+            if capped and words > C.CAP_WORDS:
+                raise Refused(f"a response of {words} words (at most {C.CAP_WORDS})")
+            out.write(response)
             out.flush()
             n += 1
         if self.bug != "no-served-line":
             print(json.dumps({"served": n}), file=sys.stderr)
         return 0
+
+
+def catrank_response_words(data: bytes) -> int:
+    """The least words of the response to the catrank request in `data` (unpacked), counted
+    from the request before anything is decoded or built: the root pointer, the root struct,
+    the list's tag, and each result's struct (3 words) and two texts (the bytes and the NUL in
+    whole words, one for an empty text, as pycapnp writes it); landing pads left out."""
+    with C.catrank_capnp.SearchResultList.from_bytes(
+        data, traversal_limit_in_words=C.CAP_WORDS, nesting_limit=64
+    ) as r:
+        return 3 + sum(3 + text_words(x.url) + text_words(x.snippet) for x in r.results)
+
+
+def text_words(text: str) -> int:
+    """A Text's words in a message: its UTF-8 bytes and the NUL, in whole words."""
+    return (len(text.encode()) + 8) // 8
+
+
+def framed_words(data: bytes, packed: bool) -> int:
+    """The words of a framed message, summed from its segment table, as every reader sums them."""
+    if packed:
+        unpacker = C.Unpacker(_Bytes(data))
+        first = unpacker.read_words(1)
+        count, rest = C.frame_words(first)
+        table = first + (unpacker.read_words(rest) if rest else b"")
+    else:
+        table = data
+        count = struct.unpack_from("<I", table)[0] + 1
+    return sum(struct.unpack_from(f"<{count}I", table, 4))
 
 
 class StrictReader:

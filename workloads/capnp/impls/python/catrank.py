@@ -29,6 +29,9 @@ class Catrank:
     """The case over its loaded schema (catrank.capnp)."""
 
     name = "catrank"
+    # Every text of the request is copied into the response: its size follows the request's
+    # content, so the server measures it before serialising it (modes.run_server).
+    response_sized_by_request = True
 
     def __init__(self, schema) -> None:
         self.request_type = schema.SearchResultList

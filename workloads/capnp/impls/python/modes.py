@@ -203,11 +203,17 @@ def run_server(run: Run, stream_in, write) -> int:
     """server: answers each request on `stream_in` through `write` (which sends one whole
     message: fd_writer(1), or a list's append in the fuzz target) until the input ends at a
     message boundary; returns the number of requests answered."""
-    case = run.case
+    case, packed = run.case, run.packed
     new_response, serve = run.new_response, case.serve
     serialise, read_root = run.serialise, run.read_root
     request_type = case.request_type
     requests = run.message_reader(stream_in)
+    # SPEC §6: no response beyond the cap is written. A response whose size follows the
+    # request's content (catrank's copies every text) is measured once built, before it is
+    # serialised, so that an oversized one is not copied twice more by to_bytes; every response
+    # is measured exactly from the bytes serialised, before any of them is written.
+    measure_built = getattr(case, "response_sized_by_request", False)
+    check_built, check_serialised = stream.check_built, stream.check_serialised
 
     def step() -> bool:
         received = requests.read()
@@ -215,7 +221,11 @@ def run_server(run: Run, stream_in, write) -> int:
             return False
         response = new_response()
         serve(read_root(request_type, received), response)
-        write(serialise(response))
+        if measure_built:
+            check_built(response)
+        data = serialise(response)
+        check_serialised(data, packed)
+        write(data)
         return True
 
     served = 0

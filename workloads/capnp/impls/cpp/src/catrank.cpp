@@ -75,7 +75,10 @@ bool contains(std::string_view bytes, const char (&needle)[6]) noexcept {
 // costs in it: its struct (one data word, two pointers) and two texts of at least one word
 // (the NUL). The server refuses a request whose response would be larger rather than build
 // it: a list of zero-sized structs costs a hostile client one word per result (the traversal
-// limit's charge), while its response would cost five, and its sort key two.
+// limit's charge), while its response would cost five, and its sort key two. This bounds
+// what is built; it is not the last word: a builder also spends a landing pad on each object
+// it places in another segment than its pointer, which only the built message's segments
+// tell, and MessageOut refuses a message beyond the cap from those (require_within_cap).
 constexpr std::size_t kMaxResponseWords = 8 * 1024 * 1024;
 constexpr std::size_t kMinResultWords = 5;
 

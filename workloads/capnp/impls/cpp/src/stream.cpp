@@ -1,5 +1,7 @@
 #include "stream.hpp"
 
+#include <kj/debug.h>
+
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -17,6 +19,21 @@ capnp::ReaderOptions reader_options() noexcept {
     options.traversalLimitInWords = 8 * 1024 * 1024; // words, i.e. 64 MiB
     options.nestingLimit = 64;
     return options;
+}
+
+std::size_t message_words(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) noexcept {
+    std::size_t words = 0;
+    for (const auto &segment : segments)
+        words += segment.size();
+    return words;
+}
+
+void require_within_cap(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
+    const std::size_t words = message_words(segments);
+    if (words > kMaxMessageWords)
+        KJ_FAIL_REQUIRE("a message beyond the 8 Mi-word cap every reader enforces (SPEC §6), "
+                        "not written",
+                        words);
 }
 
 Scratch::Scratch() : words_(static_cast<capnp::word *>(std::calloc(kWords, sizeof(capnp::word)))) {
@@ -72,11 +89,15 @@ MessageOut::MessageOut(kj::OutputStream &sink, bool packed)
       packed_(packed) {}
 
 void MessageOut::write(capnp::MessageBuilder &message) {
+    // The segments once: measured, then handed to the library's writer as they are.
+    const kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments =
+        message.getSegmentsForOutput();
+    require_within_cap(segments);
     if (packed_) {
-        capnp::writePackedMessage(buffered_, message);
+        capnp::writePackedMessage(buffered_, segments);
         buffered_.flush();
     } else {
-        capnp::writeMessage(sink_, message);
+        capnp::writeMessage(sink_, segments);
     }
 }
 

@@ -23,6 +23,19 @@ namespace capbench {
 // allocated for one message).
 capnp::ReaderOptions reader_options() noexcept;
 
+// SPEC §6's cap on a message, 8 Mi words (64 MiB), as every reader enforces it: the segments'
+// words summed, the segment table not counted (libcapnp's "Message is too large" check).
+constexpr std::size_t kMaxMessageWords = 8 * 1024 * 1024;
+
+// The words of a message about to be written: the sum of its segments' sizes, what a reader
+// will sum from its segment table. No copy, a loop over the (few) segments.
+std::size_t message_words(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) noexcept;
+
+// Throws a kj::Exception (main's exit status 1) if `segments` make a message beyond the cap:
+// a response no reader could read is refused rather than written (SPEC §6), and before a byte
+// of it is written, so the peer never sees part of it.
+void require_within_cap(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
+
 // Zeroed, word-aligned memory allocated once: the first segment of a MallocMessageBuilder
 // (which requires it zeroed and zeroes what it used when destroyed) or a reader's space for a
 // message's words. calloc, so untouched pages cost nothing.
@@ -105,7 +118,8 @@ class MessageIn {
 // Writes messages to a file descriptor, each one complete and flushed before write() returns
 // (the peer is waiting for it). Unpacked, libcapnp hands the segment table and the segments
 // to the descriptor as one gather list: one writev per message, nothing copied. Packed, the
-// library packs into a 64 KiB buffer, flushed once per message.
+// library packs into a 64 KiB buffer, flushed once per message. A message beyond the cap is
+// refused (require_within_cap) before anything of it is written.
 class MessageOut {
   public:
     MessageOut(int fd, bool packed);

@@ -114,6 +114,85 @@ TEST(Stream, WriterCountsBytesAsWritten) {
     }
 }
 
+// Fills `message`, whose first segment holds `words` words, with a message of `words` words in
+// one segment: the root pointer and a list of `words - 1` eight-byte elements.
+void build_words(capnp::MallocMessageBuilder &message, std::size_t words) {
+    message.initRoot<capnp::AnyPointer>().initAs<capnp::List<std::uint64_t>>(
+        static_cast<unsigned>(words - 1));
+    ASSERT_EQ(1u, message.getSegmentsForOutput().size());
+}
+
+TEST(Stream, MessageWordsAreTheSegmentsSummed) {
+    capnp::MallocMessageBuilder message(16, capnp::AllocationStrategy::FIXED_SIZE);
+    Rng rng;
+    Carsales::build(rng, message.initRoot<ParkingLot>());
+    const auto segments = message.getSegmentsForOutput();
+    ASSERT_GT(segments.size(), 2u);
+    // What a reader sums from the segment table: the serialised size less the table.
+    const std::size_t table = segments.size() / 2 + 1;
+    EXPECT_EQ(capnp::computeSerializedSizeInWords(segments) - table, message_words(segments));
+}
+
+TEST(Stream, MessageBeyondTheCapIsRefusedWithNothingWritten) {
+    ASSERT_EQ(std::size_t{8} * 1024 * 1024, kMaxMessageWords);
+    for (const bool packed : {false, true}) {
+        capnp::MallocMessageBuilder message(kMaxMessageWords + 1);
+        build_words(message, kMaxMessageWords + 1);
+        ASSERT_EQ(kMaxMessageWords + 1, message_words(message.getSegmentsForOutput()));
+        test::MemFile file;
+        MessageOut out(file.fd(), packed);
+        try {
+            out.write(message);
+            ADD_FAILURE() << "written: " << packed;
+        } catch (const kj::Exception &e) {
+            EXPECT_PRED2(mentions, e.getDescription().cStr(), "8 Mi-word cap");
+        }
+        EXPECT_EQ(0u, out.bytes_written());
+        EXPECT_TRUE(file.contents().empty());
+    }
+    // At the cap exactly, the message is written, and a reader accepts its size.
+    capnp::MallocMessageBuilder message(kMaxMessageWords);
+    build_words(message, kMaxMessageWords);
+    test::MemFile file;
+    MessageOut out(file.fd(), false);
+    out.write(message);
+    EXPECT_EQ(8 * (kMaxMessageWords + 1), out.bytes_written());
+    test::MemFile back(file.contents());
+    MessageIn in(back.fd(), false, nullptr);
+    bool read = false;
+    in.read([&](capnp::MessageReader &) { read = true; });
+    EXPECT_TRUE(read);
+    EXPECT_TRUE(in.at_end());
+}
+
+TEST(Stream, CatrankResponseAmplifiedBeyondTheCapIsRefused) {
+    // 1,242,372 zero-sized results (found by fuzzing, fuzz/regressions/request/
+    // catrank-response-amplified): a 4-word request, charged a word a result by the traversal
+    // limit. The response gives each its 3-word struct and two 1-word empty texts (5 words, as
+    // catrank's own bound counts) but the texts land in other segments than the list, each
+    // with a landing pad: 7 words a result, 8,696,608 in all, which no reader accepts.
+    const std::uint32_t n = 1242372;
+    const Words request = test::framed({test::struct_pointer(0, 0, 1),
+                                        test::list_pointer(0, test::kInlineComposite, 0),
+                                        test::struct_pointer(static_cast<std::int32_t>(n), 0, 0)});
+    for (const bool packed : {false, true}) {
+        const Bytes input = packed ? test::pack(test::bytes_of(request)) : test::bytes_of(request);
+        Bytes output = {1};
+        try {
+            serve(CaseId::catrank, packed, input, &output);
+            ADD_FAILURE() << "served: " << packed;
+        } catch (const kj::Exception &e) {
+            EXPECT_PRED2(mentions, e.getDescription().cStr(), "8 Mi-word cap");
+        }
+        EXPECT_EQ(Bytes{1}, output) << "nothing was to be written";
+    }
+    // Fewer results: the same layout within the cap is answered.
+    const Words fewer = test::framed({test::struct_pointer(0, 0, 1),
+                                      test::list_pointer(0, test::kInlineComposite, 0),
+                                      test::struct_pointer(1000000, 0, 0)});
+    EXPECT_EQ(1u, serve(CaseId::catrank, false, test::bytes_of(fewer)));
+}
+
 TEST(Stream, BytesRoundTripBothWays) {
     for (const bool packed : {false, true}) {
         MessageBytes bytes(packed);

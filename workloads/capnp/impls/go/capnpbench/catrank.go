@@ -117,6 +117,12 @@ func (c *Catrank) Serve(req *capnp.Message, seg *capnp.Segment) error {
 		return err
 	}
 	scored := c.scored[:0]
+	// The response's size, counted as it will be laid out in its one segment: the root
+	// pointer, the root struct, the list's tag, each result's struct and its texts (a null
+	// text stays null). A request of small results sharing texts asks for more response than
+	// it costs to read; one whose response would pass the cap (SPEC §6) is refused here,
+	// before anything is built, as the writer would refuse the built message.
+	words := 3 + uint64(results.Len())*resultWords
 	for i := range results.Len() {
 		r := results.At(i)
 		// The library reads a pointer that is not a NUL-terminated byte list as an empty
@@ -135,6 +141,7 @@ func (c *Catrank) Serve(req *capnp.Message, seg *capnp.Segment) error {
 		if err != nil {
 			return fmt.Errorf("result %d: snippet: %w", i, err)
 		}
+		words += textWords(url) + textWords(snippet)
 		score := r.Score()
 		if bytes.Contains(snippet, catWord) {
 			score *= 10000
@@ -145,6 +152,11 @@ func (c *Catrank) Serve(req *capnp.Message, seg *capnp.Segment) error {
 		scored = append(scored, scoredResult{score, url, snippet})
 	}
 	c.scored = scored
+	if words > maxWords {
+		clear(scored)
+		return fmt.Errorf("%d results: the response would be %d words, beyond the %d-word cap",
+			len(scored), words, maxWords)
+	}
 	// Descending, NaN after every number: cmp.Compare orders NaN below everything, so this is
 	// a strict weak order on any input (equal scores in no particular order, SPEC §3.3).
 	slices.SortFunc(scored, func(a, b scoredResult) int { return cmp.Compare(b.score, a.score) })
@@ -169,6 +181,18 @@ func (c *Catrank) Serve(req *capnp.Message, seg *capnp.Segment) error {
 	}
 	clear(scored) // drop the views of the request, which the caller may release
 	return nil
+}
+
+// resultWords is one SearchResult in a message: a data word (the score) and two pointers.
+const resultWords = 3
+
+// textWords is a text's words in a message: its bytes and the NUL, in whole words; none for a
+// null text (nil), which SetTextFromBytes writes as a null pointer.
+func textWords(text []byte) uint64 {
+	if text == nil {
+		return 0
+	}
+	return uint64(len(text)+8) / 8
 }
 
 // Check counts the leading results scored above 1001 (the cats without dogs, ×10000) and

@@ -367,8 +367,41 @@ func newEncoder(w io.Writer, isPacked bool) *capnp.Encoder {
 	return capnp.NewEncoder(w)
 }
 
-// write sends one message and flushes it.
+// messageWords is the size of m as a reader will sum it from the segment table: its segments'
+// words. A loop over the segments (one for this program's single-segment arenas), nothing
+// copied.
+func messageWords(m *capnp.Message) (uint64, error) {
+	var words uint64
+	for i := range m.NumSegments() {
+		seg, err := m.Segment(capnp.SegmentID(i))
+		if err != nil {
+			return 0, err
+		}
+		words += uint64(len(seg.Data()) / 8)
+	}
+	return words, nil
+}
+
+// withinCap refuses a message beyond the 8 Mi-word cap every reader enforces (SPEC §6): a
+// response no client could read is not written at all.
+func withinCap(m *capnp.Message) error {
+	words, err := messageWords(m)
+	if err != nil {
+		return err
+	}
+	if words > maxWords {
+		return fmt.Errorf("a message of %d words, beyond the %d-word cap every reader enforces: not written",
+			words, maxWords)
+	}
+	return nil
+}
+
+// write sends one message and flushes it; a message beyond the cap is an error before
+// anything of it is written.
 func (f *frameWriter) write(m *capnp.Message) error {
+	if err := withinCap(m); err != nil {
+		return err
+	}
 	if err := f.enc.Encode(m); err != nil {
 		return err
 	}

@@ -341,3 +341,106 @@ func FuzzServer(f *testing.F) {
 		_, _ = RunServer(cfg, bytes.NewReader(input), io.Discard)
 	})
 }
+
+// wordsMessage is a message of exactly words words in one segment: the root pointer and a
+// list of words - 1 eight-byte elements.
+func wordsMessage(t *testing.T, words int) *capnp.Message {
+	t.Helper()
+	msg, seg, err := capnp.NewMessage(capnp.SingleSegment(make([]byte, 0, 8*words)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := must(capnp.NewUInt64List(seg, int32(words-1)))
+	if err := msg.SetRoot(list.ToPtr()); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(messageWords(msg)); got != uint64(words) || msg.NumSegments() != 1 {
+		t.Fatalf("built %d words in %d segments, want %d in one", got, msg.NumSegments(), words)
+	}
+	return msg
+}
+
+// A message beyond the cap every reader enforces is refused by the writer with nothing
+// written; one at the cap exactly is written, and read back.
+func TestWriterRefusesAMessageBeyondTheCap(t *testing.T) {
+	over := wordsMessage(t, maxWords+1)
+	for _, isPacked := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := newFrameWriter(&buf, isPacked)
+		err := w.write(over)
+		if err == nil || !strings.Contains(err.Error(), "beyond the 8388608-word cap") {
+			t.Errorf("packed %v: %v", isPacked, err)
+		}
+		if buf.Len() != 0 || w.written() != 0 {
+			t.Errorf("packed %v: %d bytes written", isPacked, buf.Len())
+		}
+	}
+	over.Release()
+	var buf bytes.Buffer
+	w := newFrameWriter(&buf, false)
+	if err := w.write(wordsMessage(t, maxWords)); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 8+8*maxWords {
+		t.Errorf("%d bytes written", buf.Len())
+	}
+	if _, err := newFrameReader(bytes.NewReader(buf.Bytes()), false).next(); err != nil {
+		t.Errorf("read back: %v", err)
+	}
+}
+
+// sharedURLRequest is a catrank request of n results, each a struct of one pointer (the url,
+// no score, no snippet), all pointing at one text: n words to read plus the url's words per
+// result, while each result's copy in the response is a whole SearchResult and the url.
+func sharedURLRequest(n int, url string) []byte {
+	textWords := (len(url) + 8) / 8
+	seg := le64(structPtr(0, 0, 1), uint64(1)|7<<32|uint64(n)<<35, structPtr(int32(n), 0, 1))
+	for i := range n {
+		offset := n - i - 1 // from the word after this pointer to the text, after the list
+		seg = append(seg, le64(uint64(uint32(offset)<<2)|1|2<<32|uint64(len(url)+1)<<35)...)
+	}
+	text := make([]byte, 8*textWords)
+	copy(text, url)
+	return frame1(append(seg, text...))
+}
+
+// The catrank server counts its response's words exactly as they are laid out: a request
+// whose response comes to the cap exactly is answered (and the message is that size), one
+// more result is refused before anything is built or written.
+func TestCatrankResponseAtAndBeyondTheCap(t *testing.T) {
+	// 3 words (root pointer, root struct, list tag) + n × (3-word struct + 2-word url).
+	const url = "http://a.b/cd" // 13 bytes and the NUL: 2 words
+	const n = (maxWords - 3) / 5
+	if 3+n*5 != maxWords {
+		t.Fatalf("n = %d does not reach the cap exactly", n)
+	}
+	c := &Catrank{}
+	r := newMessageReader()
+	for _, results := range []int{n, n + 1} {
+		frame := sharedURLRequest(results, url)
+		req, err := r.read(frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, seg := capnp.NewSingleSegmentMessage(nil)
+		err = c.Serve(req, seg)
+		if results == n {
+			if err != nil {
+				t.Fatalf("%d results: %v", results, err)
+			}
+			if words := must(messageWords(resp)); words != maxWords {
+				t.Errorf("%d results: response of %d words, counted %d", results, words, maxWords)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), "beyond the 8388608-word cap") {
+			t.Errorf("%d results: %v", results, err)
+		}
+		resp.Release()
+	}
+	// Through the server: exit with the error, nothing written.
+	var out bytes.Buffer
+	cfg := Config{Case: "catrank", Mode: "server", Iterations: 1}
+	served, err := RunServer(cfg, bytes.NewReader(sharedURLRequest(n+1, url)), &out)
+	if served != 0 || err == nil || out.Len() != 0 {
+		t.Errorf("served %d, %d bytes written, %v", served, out.Len(), err)
+	}
+}

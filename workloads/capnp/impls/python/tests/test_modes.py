@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import threading
 
 import pytest
@@ -128,6 +129,81 @@ def test_server_answers_an_in_memory_stream_through_write(case, packed):
     assert modes.run_server(run, io.BytesIO(b"".join(requests)), written.append) == 2
     for response, value in zip(written, expected, strict=True):
         case.check(run.read_root(case.response_type, response), value)
+
+
+def shared_url_request(results: int, url: bytes) -> bytes:
+    """A catrank request of `results` results whose urls all point at one text (each result a
+    struct of the url pointer alone): a word and the url's words to read per result, while each
+    is a whole SearchResult and the url in the response."""
+    text = url + bytes(8 - len(url) % 8)
+    seg = [struct_ptr(0, 0, 1), list_ptr(0, 7, results), struct_ptr(results, 0, 1)]
+    seg += [list_ptr(results - i - 1, 2, len(url) + 1) for i in range(results)]
+    body = struct.pack(f"<{len(seg)}Q", *seg) + text
+    return struct.pack("<II", 0, len(body) // 8) + body
+
+
+def pack(data: bytes) -> bytes:
+    """Cap'n Proto packing, plainly (a tag per word, its non-zero bytes; a count of further
+    zero words after a zero word, of further words copied raw after a word with no zero)."""
+    words = [data[i : i + 8] for i in range(0, len(data), 8)]
+    out, i = bytearray(), 0
+    while i < len(words):
+        word = words[i]
+        out.append(sum(1 << b for b in range(8) if word[b]))
+        out += bytes(b for b in word if b)
+        i += 1
+        if not any(word) or all(word):
+            alike = all if any(word) else (lambda w: not any(w))
+            run = 0
+            while run < 255 and i + run < len(words) and alike(words[i + run]):
+                run += 1
+            out.append(run)
+            if any(word):
+                out += b"".join(words[i : i + run])
+            i += run
+    return bytes(out)
+
+
+def struct_ptr(offset: int, data: int, ptrs: int) -> int:
+    return ((offset & 0x3FFFFFFF) << 2) | (data << 32) | (ptrs << 48)
+
+
+def list_ptr(offset: int, size: int, count: int) -> int:
+    return ((offset & 0x3FFFFFFF) << 2) | 1 | (size << 32) | (count << 35)
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["none", "packed"])
+def test_server_writes_no_response_beyond_the_cap(packed, monkeypatch):
+    # SPEC §6 with the cap made small: 100 results sharing a 10-word url read 1,100 words but
+    # answer with at least 1,303 (3-word results and the url each, and the root's 3 words).
+    from capnp_py import stream
+
+    catrank = make_case("catrank")
+    run = modes.Run(catrank, False, packed)
+    data = shared_url_request(100, b"http://example.com/" + b"u" * 54)
+    if packed:
+        data = pack(data)
+    written: list[bytes] = []
+    assert modes.run_server(run, io.BytesIO(data), written.append) == 1
+    response = written.pop()
+    assert len(run.read_root(catrank.response_type, response).results) == 100
+    words = stream.serialised_words(response, packed)
+    assert words >= 1303
+
+    # Certainly beyond (the objects alone): refused before it is serialised.
+    monkeypatch.setattr(stream, "MAX_WORDS", 1302)
+    monkeypatch.setattr(run, "serialise", lambda response: pytest.fail("serialised"))
+    with pytest.raises(modes.Failure, match="request 1") as failure:
+        modes.run_server(run, io.BytesIO(data), written.append)
+    assert "at least 1303 words" in str(failure.value.cause)
+    # Beyond only by the landing pads that the segments hold besides: refused once
+    # serialised, before anything is written.
+    run = modes.Run(catrank, False, packed)
+    monkeypatch.setattr(stream, "MAX_WORDS", words - 1)
+    with pytest.raises(modes.Failure) as failure:
+        modes.run_server(run, io.BytesIO(data), written.append)
+    assert f"{words} words, beyond" in str(failure.value.cause)
+    assert written == []
 
 
 def test_server_argv_restarts_this_program_as_the_server(monkeypatch):

@@ -197,6 +197,64 @@ def test_a_packed_table_beyond_the_cap_is_refused(tmp_path):
         read_all_packed(tmp_path, bytes([0x0F, 1, 1, 1, 1]) + bytes(64))
 
 
+# ---- the cap on a message written -------------------------------------------------------
+
+
+def test_serialised_words_are_the_segment_table_summed(lots):
+    for lot in lots:  # one segment and several
+        count = struct.unpack_from("<I", lot.plain)[0] + 1
+        body = len(lot.plain) // 8 - (count + 2) // 2
+        assert stream.serialised_words(lot.plain, False) == body
+        assert stream.serialised_words(lot.packed, True) == body
+
+
+@pytest.mark.parametrize(
+    ("packed", "words"),
+    [
+        # One segment of 0x010005 words: a zero byte inside the size.
+        (bytes([0x50, 5, 1]), 0x010005),
+        # One segment of 0x0305 words (the size's low bytes, the common case) and of none.
+        (bytes([0x30, 5, 3]), 0x0305),
+        (bytes([0x00, 0]), 0),
+        # Three segments of 1, 0, 0 words: the table's second word packs as a zero run.
+        (bytes([0x11, 2, 1, 0x00, 0]), 1),
+        # Three segments of 0x01020304, 0x05060708, 0x090A0B0C words: the second word has no
+        # zero byte, so it goes raw, after a 0xFF tag and a count of no further raw words.
+        (bytes([0xF1, 2, 4, 3, 2, 1, 0xFF, 8, 7, 6, 5, 12, 11, 10, 9, 0]),
+         0x01020304 + 0x05060708 + 0x090A0B0C),
+    ],
+)  # fmt: skip
+def test_a_packed_segment_table_is_unpacked_whatever_its_runs(packed, words):
+    assert stream.serialised_words(packed + bytes(16), True) == words
+
+
+def test_a_message_beyond_the_cap_is_refused_as_serialised(lots, monkeypatch):
+    lot = lots[0]
+    words = stream.serialised_words(lot.plain, False)
+    monkeypatch.setattr(stream, "MAX_WORDS", words)
+    stream.check_serialised(lot.plain, False)
+    stream.check_serialised(lot.packed, True)
+    monkeypatch.setattr(stream, "MAX_WORDS", words - 1)
+    for data, packed in ((lot.plain, False), (lot.packed, True)):
+        with pytest.raises(InvalidMessage, match=f"{words} words, beyond the {words - 1}-word"):
+            stream.check_serialised(data, packed)
+
+
+def test_a_built_message_certainly_beyond_the_cap_is_refused_before_serialising(
+    carsales, monkeypatch
+):
+    lot = carsales.request_type.new_message()
+    carsales.build_request(lot, Rng())
+    lower = lot.total_size.word_count + 1  # the root pointer besides the objects
+    monkeypatch.setattr(stream, "MAX_WORDS", lower)
+    stream.check_built(lot)
+    monkeypatch.setattr(stream, "MAX_WORDS", lower - 1)
+    with pytest.raises(InvalidMessage, match=f"at least {lower} words"):
+        stream.check_built(lot)
+    # A lower bound: the segments hold landing pads besides (the builder's default layout).
+    assert stream.serialised_words(lot.to_bytes(), False) >= lower
+
+
 # ---- writing -----------------------------------------------------------------------------
 
 

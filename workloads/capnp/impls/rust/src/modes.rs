@@ -567,4 +567,58 @@ mod tests {
             LIBRARY
         );
     }
+
+    /// A catrank request of `results` results, each a struct of the url pointer alone, all
+    /// pointing at one text after the list (what the conformance case `amplified-response`
+    /// sends): a word and the url's words to read per result, while its copy in the response
+    /// is a whole SearchResult, the url and an empty snippet.
+    fn shared_url_request(results: u32, url: &[u8]) -> Vec<u8> {
+        let struct_ptr =
+            |offset: u32, data: u64, ptrs: u64| u64::from(offset << 2) | data << 32 | ptrs << 48;
+        let list_ptr = |offset: u32, size: u64, count: u64| {
+            u64::from(offset << 2) | 1 | size << 32 | count << 35
+        };
+        let mut words = vec![
+            struct_ptr(0, 0, 1),
+            list_ptr(0, 7, u64::from(results)),
+            struct_ptr(results, 0, 1),
+        ];
+        words.extend((0..results).map(|i| list_ptr(results - i - 1, 2, url.len() as u64 + 1)));
+        let mut text = url.to_vec();
+        text.resize(url.len() / 8 * 8 + 8, 0);
+        let body_words = words.len() + text.len() / 8;
+        let mut bytes = [0u32.to_le_bytes(), (body_words as u32).to_le_bytes()].concat();
+        for word in words {
+            bytes.extend(word.to_le_bytes());
+        }
+        bytes.extend(text);
+        bytes
+    }
+
+    #[test]
+    fn a_response_beyond_the_cap_is_refused_with_nothing_written() {
+        // 700,000 results sharing a 10-word url: 7.7 Mi words read, 11.2 Mi of response (16 a
+        // result, landing pads included), which no reader would accept.
+        let url = [b"http://example.com/".as_slice(), &[b'u'; 54]].concat();
+        let request = shared_url_request(700_000, &url);
+        let mut from_client = MessageReader::new(request.as_slice(), Compression::None);
+        let mut to_client = MessageWriter::new(Vec::new(), Compression::None);
+        let e = server::<CatRank, _, _, _>(Fresh, &mut from_client, &mut to_client).unwrap_err();
+        assert!(
+            e.0.starts_with("writing the response to request 1: a message of ")
+                && e.0.contains("beyond the 8388608-word cap"),
+            "{e}"
+        );
+        assert_eq!(to_client.bytes(), 0);
+
+        // Fewer results: answered, and the response reads back.
+        let request = shared_url_request(1000, &url);
+        let mut from_client = MessageReader::new(request.as_slice(), Compression::None);
+        let mut to_client = MessageWriter::new(Vec::new(), Compression::None);
+        assert_eq!(
+            server::<CatRank, _, _, _>(Fresh, &mut from_client, &mut to_client).unwrap(),
+            1
+        );
+        assert!(to_client.bytes() > 8 * 1000 * 13);
+    }
 }

@@ -11,6 +11,22 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 /// SPEC §6's cap on a message: 8 Mi words (64 MiB).
 pub const MAX_MESSAGE_WORDS: usize = 8 * 1024 * 1024;
 
+/// SPEC §6's cap applied to a message about to be written: its words, the sum of its segments'
+/// allocated words (what a reader sums from the segment table; the crate's
+/// `Builder::size_in_words`, a loop over the segments, nothing copied or allocated), at most
+/// `MAX_MESSAGE_WORDS`. A response beyond it could be read by no client, so it is refused
+/// (exit status 1) before a byte of it is written.
+pub fn within_cap<A: message::Allocator>(message: &message::Builder<A>) -> Result<(), Failure> {
+    let words = message.size_in_words();
+    if words > MAX_MESSAGE_WORDS {
+        return Err(Failure(format!(
+            "a message of {words} words, beyond the {MAX_MESSAGE_WORDS}-word cap every reader \
+             enforces (SPEC §6): not written"
+        )));
+    }
+    Ok(())
+}
+
 /// The limits of SPEC §6, which are libcapnp's defaults, stated here rather than left to the
 /// crate's defaults (which agree today): at most 8 Mi words traversed per message, which also
 /// caps a message's size, summed from its segment table before anything is allocated (the
@@ -151,11 +167,13 @@ impl<W: Write> MessageWriter<W> {
         }
     }
 
-    /// Writes one message and flushes it: the peer answers only once it has all of it.
+    /// Writes one message and flushes it: the peer answers only once it has all of it. A
+    /// message beyond the cap is an error, and nothing of it is written (`within_cap`).
     pub fn send<A: message::Allocator>(
         &mut self,
         message: &message::Builder<A>,
     ) -> Result<(), Failure> {
+        within_cap(message)?;
         match self.compression {
             Compression::None => serialize::write_message(&mut self.output, message)?,
             Compression::Packed => serialize_packed::write_message(&mut self.output, message)?,
@@ -271,6 +289,49 @@ mod tests {
             assert!(input.next_message().unwrap().is_none(), "clean end");
             assert_eq!(input.bytes(), written);
         }
+    }
+
+    /// A message of `words` words in one segment: the root pointer and a list of `words - 1`.
+    fn message_of(words: u32) -> Builder<message::HeapAllocator> {
+        let mut m = Builder::new(message::HeapAllocator::new().first_segment_words(words));
+        let root: capnp::any_pointer::Builder<'_> = m.init_root();
+        root.initn_as::<capnp::primitive_list::Builder<'_, u64>>(words - 1);
+        assert_eq!(m.get_segments_for_output().len(), 1);
+        m
+    }
+
+    #[test]
+    fn message_words_are_the_segments_summed() {
+        let m = message(2000);
+        let segments = m.get_segments_for_output();
+        assert!(segments.len() > 1, "the list goes in a second segment");
+        let table = segments.len() / 2 + 1;
+        assert_eq!(
+            m.size_in_words(),
+            serialize::compute_serialized_size_in_words(&m) - table
+        );
+    }
+
+    #[test]
+    fn a_message_beyond_the_cap_is_refused_with_nothing_written() {
+        let cap = MAX_MESSAGE_WORDS as u32;
+        let over = message_of(cap + 1);
+        assert_eq!(over.size_in_words(), MAX_MESSAGE_WORDS + 1);
+        for compression in [Compression::None, Compression::Packed] {
+            let mut out = MessageWriter::new(Vec::new(), compression);
+            let e = out.send(&over).unwrap_err();
+            assert!(e.0.contains("beyond the 8388608-word cap"), "{e}");
+            assert_eq!(out.bytes(), 0);
+            assert!(out.output.inner.into_inner().unwrap().is_empty());
+        }
+        drop(over);
+        // At the cap exactly it is written, and a reader accepts its size.
+        let mut out = MessageWriter::new(Vec::new(), Compression::None);
+        out.send(&message_of(cap)).unwrap();
+        assert_eq!(out.bytes(), 8 * (MAX_MESSAGE_WORDS as u64 + 1));
+        let bytes = out.output.inner.into_inner().unwrap();
+        let mut input = MessageReader::new(bytes.as_slice(), Compression::None);
+        assert!(input.next_message().unwrap().is_some());
     }
 
     #[test]
