@@ -3,13 +3,11 @@ server, a well-behaved client, and the hostile bytes of its wire format (SPEC §
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import struct
 
 from msgbench.robustness import probes
-from msgbench.robustness.hostile import Endpoint
-from msgbench.serverproc import Server, ServerSpec
+from msgbench.robustness.hostile import Endpoint, loopback_server
 
 TRANSPORT = "tcp"
 HEADER = struct.Struct(">BQ")
@@ -20,14 +18,7 @@ def frame(kind: int, body: bytes) -> bytes:
     return HEADER.pack(kind, len(body)) + body
 
 
-@contextlib.contextmanager
-def server(impl, cpu: int):
-    argv = ("taskset", "-c", str(cpu), *impl.argv())
-    srv = Server(ServerSpec(id=impl.id, argv=argv, cwd=impl.cwd()))
-    try:
-        yield Endpoint("127.0.0.1", srv.port, srv.pid, srv.alive)
-    finally:
-        srv.terminate()
+server = loopback_server  # the server on a free loopback port, pinned
 
 
 class Client:

@@ -3,12 +3,10 @@ server, a well-behaved client, and the hostile bytes of RESP (SPEC §2's limits)
 
 from __future__ import annotations
 
-import contextlib
 import socket
 
 from msgbench.robustness import probes
-from msgbench.robustness.hostile import Endpoint
-from msgbench.serverproc import Server, ServerSpec
+from msgbench.robustness.hostile import Endpoint, loopback_server
 
 TRANSPORT = "tcp"
 
@@ -17,14 +15,7 @@ def command(*args: bytes) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
-@contextlib.contextmanager
-def server(impl, cpu: int):
-    argv = ("taskset", "-c", str(cpu), *impl.argv())
-    srv = Server(ServerSpec(id=impl.id, argv=argv, cwd=impl.cwd()))
-    try:
-        yield Endpoint("127.0.0.1", srv.port, srv.pid, srv.alive)
-    finally:
-        srv.terminate()
+server = loopback_server  # the server on a free loopback port, pinned
 
 
 class Client:

@@ -15,6 +15,7 @@ reported, never asserted.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import multiprocessing
 import os
@@ -28,6 +29,7 @@ import numpy as np
 
 from .. import paths, registry
 from ..registry import Impl, Workload
+from ..serverproc import Server, ServerSpec
 from . import probes
 
 CLIENT_PAUSE_S = 0.005  # between the well-behaved client's requests
@@ -40,6 +42,18 @@ class Endpoint:
     port: int
     pid: int
     alive: object  # () -> bool
+
+
+@contextlib.contextmanager
+def loopback_server(impl: Impl, cpu: int):
+    """A TCP server started from its manifest on a free loopback port, pinned to `cpu` (the
+    `server` of the redis and comm adapters)."""
+    argv = ("taskset", "-c", str(cpu), *impl.argv())
+    srv = Server(ServerSpec(id=impl.id, argv=argv, cwd=impl.cwd()))
+    try:
+        yield Endpoint("127.0.0.1", srv.port, srv.pid, srv.alive)
+    finally:
+        srv.terminate()
 
 
 def adapter(w: Workload) -> ModuleType:

@@ -11,58 +11,16 @@ package main
 // Run: go test ./workloads/redis/impls/go -run '^$' -fuzz '^FuzzRESP$' -fuzztime 60s
 
 import (
-	"fmt"
-	"os"
+	"msgbench/fuzz/go/fuzzseed"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // respMaxLen is the target's max_len in workloads/redis/workload.toml: longer inputs are
 // skipped, as libFuzzer's -max_len would keep them out of the other languages' campaigns.
 const respMaxLen = 4096
-
-// hangLimit is how long one input may run: longer is a hang, a finding. go test -fuzz has no
-// per-input timeout of its own (a hung input would only stall the campaign), so watchHang
-// ends the process with every goroutine's stack, and go test keeps the input as a failure.
-const hangLimit = 10 * time.Second
-
-// watchHang arms the hang check for one input; the caller stops the timer when it is done.
-func watchHang(input []byte) *time.Timer {
-	return time.AfterFunc(hangLimit, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("a fuzz input of %d bytes still running after %v: a hang", len(input), hangLimit))
-	})
-}
-
-// addCorpus seeds f with every file of the workload's shared corpus for target, and fails
-// when the folder is missing or empty (the seeds would silently be lost otherwise).
-func addCorpus(f *testing.F, target string) {
-	f.Helper()
-	dir := filepath.Join("..", "..", "fuzz", "corpus", target)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		f.Fatalf("shared seed corpus %s: %v (it is checked in: workloads/redis/fuzz/make_corpus.py writes it)", dir, err)
-	}
-	n := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		n++
-	}
-	if n == 0 {
-		f.Fatalf("shared seed corpus %s holds no seeds", dir)
-	}
-}
 
 // parseReads runs in through a fresh requestReader, split into reads by chunk (the size of the
 // next read; 0: everything left). It returns every request found, each as its quoted
@@ -102,9 +60,9 @@ func parseReads(t *testing.T, in []byte, chunk func() int) (reqs []string, proto
 }
 
 func FuzzRESP(f *testing.F) {
-	addCorpus(f, "resp")
+	fuzzseed.AddCorpus(f, filepath.Join("..", "..", "fuzz", "corpus", "resp"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		defer watchHang(in).Stop()
+		defer fuzzseed.WatchHang(in).Stop()
 		if len(in) > respMaxLen || len(in) == 0 {
 			return
 		}

@@ -23,57 +23,15 @@ package capnpbench
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"os"
+	"msgbench/fuzz/go/fuzzseed"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
-	"time"
 )
 
 // requestMaxLen is the target's max_len in workloads/capnp/workload.toml: longer inputs are
 // skipped, as libFuzzer's -max_len would keep them out of the other languages' campaigns.
 const requestMaxLen = 16384
-
-// hangLimit is how long one input may run: longer is a hang, a finding. go test -fuzz has no
-// per-input timeout of its own (a hung input would only stall the campaign), so watchHang
-// ends the process with every goroutine's stack, and go test keeps the input as a failure.
-const hangLimit = 10 * time.Second
-
-// watchHang arms the hang check for one input; the caller stops the timer when it is done.
-func watchHang(input []byte) *time.Timer {
-	return time.AfterFunc(hangLimit, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("a fuzz input of %d bytes still running after %v: a hang", len(input), hangLimit))
-	})
-}
-
-// addCorpus seeds f with every file of the workload's shared corpus for target, and fails
-// when the folder is missing or empty (the seeds would silently be lost otherwise).
-func addCorpus(f *testing.F, target string) {
-	f.Helper()
-	dir := filepath.Join("..", "..", "..", "fuzz", "corpus", target)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		f.Fatalf("shared seed corpus %s: %v (it is checked in: workloads/capnp/fuzz/make_corpus.py writes it)", dir, err)
-	}
-	n := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		n++
-	}
-	if n == 0 {
-		f.Fatalf("shared seed corpus %s holds no seeds", dir)
-	}
-}
 
 // chunkReader hands out data in pieces of 1 to 64 bytes whose sizes cycle through data's own
 // bytes, then io.EOF.
@@ -107,9 +65,9 @@ func serveAll(cfg Config, in io.Reader) ([]byte, int, string) {
 }
 
 func FuzzRequest(f *testing.F) {
-	addCorpus(f, "request")
+	fuzzseed.AddCorpus(f, filepath.Join("..", "..", "..", "fuzz", "corpus", "request"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchHang(data).Stop()
+		defer fuzzseed.WatchHang(data).Stop()
 		if len(data) > requestMaxLen || len(data) < 2 {
 			return
 		}

@@ -19,12 +19,10 @@ package comm
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+	"msgbench/fuzz/go/fuzzseed"
 	"net"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -33,48 +31,9 @@ import (
 // skipped, as libFuzzer's -max_len would keep them out of the other languages' campaigns.
 const serverMaxLen = 4096
 
-// hangLimit is how long one input may run: longer is a hang, a finding. go test -fuzz has no
-// per-input timeout of its own (a hung input would only stall the campaign), so watchHang
-// ends the process with every goroutine's stack, and go test keeps the input as a failure.
-const hangLimit = 10 * time.Second
-
-// watchHang arms the hang check for one input; the caller stops the timer when it is done.
-func watchHang(input []byte) *time.Timer {
-	return time.AfterFunc(hangLimit, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("a fuzz input of %d bytes still running after %v: a hang", len(input), hangLimit))
-	})
-}
-
 // fuzzMaxBody is the --max-body of the fuzzed server: small enough that a few header bytes
 // reach the cap, above ReadBufferSize so that bodies between the two are streamed.
 const fuzzMaxBody = 1 << 20
-
-// addCorpus seeds f with every file of the workload's shared corpus for target, and fails
-// when the folder is missing or empty (the seeds would silently be lost otherwise).
-func addCorpus(f *testing.F, target string) {
-	f.Helper()
-	dir := filepath.Join("..", "..", "..", "fuzz", "corpus", target)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		f.Fatalf("shared seed corpus %s: %v (it is checked in: workloads/comm/fuzz/make_corpus.py writes it)", dir, err)
-	}
-	n := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		n++
-	}
-	if n == 0 {
-		f.Fatalf("shared seed corpus %s holds no seeds", dir)
-	}
-}
 
 // memConn is a connection in memory: reads hand out in (all at once, or in chunks whose
 // sizes are drawn from its bytes), then io.EOF; writes are collected in out.
@@ -176,9 +135,9 @@ func runFuzzSession(t *testing.T, in []byte, chunked bool) ([]byte, outcome) {
 }
 
 func FuzzServer(f *testing.F) {
-	addCorpus(f, "server")
+	fuzzseed.AddCorpus(f, filepath.Join("..", "..", "..", "fuzz", "corpus", "server"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		defer watchHang(in).Stop()
+		defer fuzzseed.WatchHang(in).Stop()
 		if len(in) > serverMaxLen {
 			return
 		}

@@ -16,6 +16,8 @@
 
 #![no_main]
 
+// The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
+#[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
 
 use capnp::traits::Owned;

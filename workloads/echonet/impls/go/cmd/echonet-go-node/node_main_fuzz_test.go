@@ -23,13 +23,10 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"msgbench/fuzz/go/fuzzseed"
 	"net/netip"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"msgbench/workloads/echonet/impls/go/echonet"
 )
@@ -37,45 +34,6 @@ import (
 // datagramMaxLen is the target's max_len in workloads/echonet/workload.toml: longer inputs are
 // skipped, as libFuzzer's -max_len would keep them out of the other languages' campaigns.
 const datagramMaxLen = 1500
-
-// hangLimit is how long one input may run: longer is a hang, a finding. go test -fuzz has no
-// per-input timeout of its own (a hung input would only stall the campaign), so watchHang
-// ends the process with every goroutine's stack, and go test keeps the input as a failure.
-const hangLimit = 10 * time.Second
-
-// watchHang arms the hang check for one input; the caller stops the timer when it is done.
-func watchHang(input []byte) *time.Timer {
-	return time.AfterFunc(hangLimit, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("a fuzz input of %d bytes still running after %v: a hang", len(input), hangLimit))
-	})
-}
-
-// addCorpus seeds f with every file of the workload's shared corpus for target, and fails
-// when the folder is missing or empty (the seeds would silently be lost otherwise).
-func addCorpus(f *testing.F, target string) {
-	f.Helper()
-	dir := filepath.Join("..", "..", "..", "..", "fuzz", "corpus", target)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		f.Fatalf("shared seed corpus %s: %v (it is checked in: workloads/echonet/fuzz/make_corpus.py writes it)", dir, err)
-	}
-	n := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		n++
-	}
-	if n == 0 {
-		f.Fatalf("shared seed corpus %s holds no seeds", dir)
-	}
-}
 
 // handleOnce runs one datagram through handleDatagram and returns the counters it moved and
 // copies of the replies it sent.
@@ -152,9 +110,9 @@ func addressedObject(node *echonet.Node, eoj, deoj echonet.EOJ) bool {
 }
 
 func FuzzDatagram(f *testing.F) {
-	addCorpus(f, "datagram")
+	fuzzseed.AddCorpus(f, filepath.Join("..", "..", "..", "..", "fuzz", "corpus", "datagram"))
 	f.Fuzz(func(t *testing.T, datagram []byte) {
-		defer watchHang(datagram).Stop()
+		defer fuzzseed.WatchHang(datagram).Stop()
 		if len(datagram) > datagramMaxLen {
 			return
 		}

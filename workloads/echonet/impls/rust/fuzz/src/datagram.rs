@@ -15,6 +15,8 @@
 
 #![no_main]
 
+// The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
+#[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
 
 use echonet_rust::controller::discovery_reply;

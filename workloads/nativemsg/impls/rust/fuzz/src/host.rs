@@ -12,6 +12,8 @@
 
 #![no_main]
 
+// The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
+#[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
 
 use nativemsg_rust::framing::{FrameError, HEADER_LEN, MAX_REPLY, MAX_REQUEST};

@@ -10,6 +10,8 @@
 
 #![no_main]
 
+// The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
+#[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
 
 use redis_rust::protocol::request::{Parsed, Parser, ProtocolError, INLINE_MAX};

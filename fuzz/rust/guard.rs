@@ -14,8 +14,9 @@
 //!   once more (a lazily initialised static allocates only once) and aborts, reporting
 //!   "==PID== ERROR: fuzz target: leak: ...", if it leaks again.
 //!
-//! Shared in substance by every Rust fuzz crate of the lab (each crate has its own copy, as
-//! each implementation folder is self-contained).
+//! One file shared by every Rust fuzz crate of the lab, each including it as its `guard`
+//! module (`#[path]`): it must be compiled into each fuzz binary itself (libFuzzer finds the hook
+//! installer through a weak reference, which would not pull it out of a library).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
