@@ -679,6 +679,42 @@ def hostile_cmd(workload, impl, probe_names, seconds, seed) -> None:
     console.print(f"stored {paths.rel(path)}")
 
 
+@app.command("soak")
+@click.argument("workload")
+@impl_opt
+@click.option("--minutes", type=click.FloatRange(min=0.05), default=3.0, show_default=True,
+              help="length of each server's soak")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="seed of the faults and load")
+def soak_cmd(workload, impl, minutes, seed) -> None:
+    """Each server of WORKLOAD (redis, comm, echonet, nativemsg) under mixed load with faults
+    (docs/robustness.md): loss, a rate limit, a proxy that delays, re-chunks, reorders,
+    duplicates and resets, clients killed mid-request; stdio faults for nativemsg. Nothing may be
+    lost, RSS and descriptors must stay flat; exit 1 when any implementation FAILED."""
+    from .robustness import soak
+    from .robustness import store as rstore
+
+    chosen = [i for i in select(workload, impl) if not i.absent]
+    w = registry.workload(workload)
+    if soak.transport(workload) is None:
+        raise usage_error(f"{workload} has no soak (redis, comm, echonet, nativemsg)")
+    reason = soak.unavailable_reason(workload)
+    if reason:
+        raise usage_error(f"cannot soak {workload}: {reason}")
+    do_build(chosen, with_drivers=False)
+    console.print(f"soaking {len(chosen)} implementations of {workload}, {minutes:g} min each "
+                  f"(about {budget.fmt_duration(len(chosen) * (minutes * 60 + 15))})")  # fmt: skip
+
+    def said(impl_id: str, row: dict) -> None:
+        mark = "[green]passed[/]" if row["ok"] else "[red]FAILED[/]"
+        console.print(f"{workload}/{impl_id}: {mark} {row['verdict']}")
+
+    doc = soak.run(w, chosen, minutes, seed, said)
+    path = rstore.save("soak", doc)
+    console.print(f"stored {paths.rel(path)}")
+    if not all(r["ok"] for r in doc["impls"].values()):
+        sys.exit(1)
+
+
 def print_fuzz_summary(rows: list[dict]) -> None:
     table = Table("workload", "impl", "target", "engine", "campaigns", "time", "execs",
                   "coverage (the engine's own measure)", "crashes")  # fmt: skip

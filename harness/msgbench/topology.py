@@ -18,7 +18,9 @@ Layout of one topology (`seq` numbers the topologies of this process):
 Namespaces are separate network stacks, so every topology can use the same addresses. Faults:
 `loss_percent` drops that share of UDP datagrams at random, in both directions, on the hosts
 named `lossy` (nftables `numgen random`; this kernel has no netem), and `rate` limits their
-egress with `tc tbf`.
+egress with `tc tbf`. `loss_protocols=("udp", "tcp")` drops TCP segments too (the soak's
+faults): those only on the host's link (eth0), so that its own loopback stays clean; UDP's rule
+is unchanged (every interface), as echonet's scenarios were measured with it.
 
 Nothing is left behind: `__exit__` deletes every namespace (a veth dies with its namespace);
 SIGTERM during a topology's life raises KeyboardInterrupt so the `with` block unwinds (and
@@ -145,6 +147,7 @@ class Topology:
         loss_percent: float = 0.0,
         lossy: list[str] | None = None,
         rate: str | None = None,
+        loss_protocols: tuple[str, ...] = ("udp",),
     ):
         if not hosts:
             raise ValueError("a topology needs at least one host")
@@ -161,6 +164,10 @@ class Topology:
         if unknown:
             raise ValueError(f"lossy hosts not in the topology: {sorted(unknown)}")
         self.rate = rate
+        bad = set(loss_protocols) - {"udp", "tcp"}
+        if bad or not loss_protocols:
+            raise ValueError(f"loss_protocols: udp and/or tcp, not {sorted(loss_protocols)}")
+        self.loss_protocols = tuple(loss_protocols)
         self.tag = f"{PREFIX}-{os.getpid()}-{next(_seq)}"
         self.hosts: dict[str, Host] = {
             name: Host(name, f"{self.tag}-{i}", f"{SUBNET}.{i + 2}") for i, name in enumerate(hosts)
@@ -183,6 +190,7 @@ class Topology:
             "bridge": "br0 (mcast_snooping 0)",
             "loss_percent": self.loss_percent,
             "lossy": self.lossy if self.loss_percent else [],
+            "loss_protocols": list(self.loss_protocols) if self.loss_percent else [],
             "rate": self.rate,
         }
 
@@ -282,15 +290,29 @@ class Topology:
                 )
 
     def _install_loss(self, h: Host) -> None:
-        """Drop `loss_percent` of UDP datagrams into and out of this host, at random (resolution
-        0.01%): nftables' numgen random, the one loss this kernel offers (no netem)."""
+        """Drop `loss_percent` of UDP datagrams (and, with "tcp" in `loss_protocols`, of TCP
+        segments on the host's link) into and out of this host, at random (resolution 0.01%):
+        nftables' numgen random, the one loss this kernel offers (no netem)."""
         threshold = round(self.loss_percent * 100)
+        rules = {"input": [], "output": []}
+        if "udp" in self.loss_protocols:
+            for chain in rules:
+                rules[chain].append(f"meta l4proto udp numgen random mod 10000 < {threshold} drop")
+        if "tcp" in self.loss_protocols:
+            rules["input"].append(
+                f'iifname "{h.iface}" meta l4proto tcp numgen random mod 10000 < {threshold} drop'
+            )
+            rules["output"].append(
+                f'oifname "{h.iface}" meta l4proto tcp numgen random mod 10000 < {threshold} drop'
+            )
         ruleset = (
             "table inet msgbench_loss {\n"
             "  chain input { type filter hook input priority 0; policy accept;\n"
-            f"    meta l4proto udp numgen random mod 10000 < {threshold} drop\n  }}\n"
+            + "".join(f"    {r}\n" for r in rules["input"])
+            + "  }\n"
             "  chain output { type filter hook output priority 0; policy accept;\n"
-            f"    meta l4proto udp numgen random mod 10000 < {threshold} drop\n  }}\n"
+            + "".join(f"    {r}\n" for r in rules["output"])
+            + "  }\n"
             "}\n"
         )
         self._run_in(h, ["nft", "-f", "-"], ruleset)

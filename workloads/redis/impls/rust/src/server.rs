@@ -102,8 +102,9 @@ impl Server {
                 match event.token() {
                     LISTENER => self.accept(),
                     Token(key) => {
-                        if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.on_readable(key, now);
+                        let closed = event.is_read_closed() || event.is_error();
+                        if event.is_readable() || closed {
+                            self.on_readable(key, now, closed);
                         }
                         if event.is_writable() {
                             self.on_writable(key);
@@ -112,7 +113,7 @@ impl Server {
                 }
             }
             for key in again.drain(..) {
-                self.on_readable(key, now);
+                self.on_readable(key, now, false);
             }
             if Instant::now() >= next_expire {
                 self.store.active_expire(unix_ms(), EXPIRE_BUDGET);
@@ -157,7 +158,11 @@ impl Server {
     }
 
     /// One read from a client, then its requests, then one write of the replies.
-    fn on_readable(&mut self, key: usize, now: i64) {
+    /// `closed`: the event also said the peer closed (FIN or RST). Epoll is edge-triggered, so
+    /// after a read that took the last bytes no new event will come for that close: the client
+    /// goes on `more_input`, and next turn's read sees the end and closes it. (Without this, a
+    /// client that sent part of a request and closed kept its socket forever: found by the soak.)
+    fn on_readable(&mut self, key: usize, now: i64, closed: bool) {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
@@ -170,7 +175,7 @@ impl Server {
                 Err(_) => return self.close(key),
             }
         };
-        if n == self.read_buf.len() && !self.more_input.contains(&key) {
+        if (n == self.read_buf.len() || closed) && !self.more_input.contains(&key) {
             self.more_input.push(key);
         }
         if conn.serve(&self.read_buf[..n], &mut self.store, now) == Status::Close
