@@ -233,6 +233,12 @@ def many_segments() -> bytes:
     return struct.pack("<I", 0xFFFFFFFE) + bytes(60)
 
 
+def segments_512() -> bytes:
+    """512 segments (the first holds a null root, the rest are empty): one more than libcapnp
+    reads, so one more than SPEC §6 allows."""
+    return struct.pack("<I", 511) + struct.pack("<I", 1) + bytes(4 * 511) + bytes(4) + bytes(8)
+
+
 def beyond_cap() -> bytes:
     return struct.pack("<II", 0, 1 << 30) + bytes(64)
 
@@ -261,6 +267,7 @@ CAPNP_CASES = {
     "truncated-carsales": ("carsales", "none", lambda: truncated("carsales")),
     "truncated-catrank": ("catrank", "none", lambda: truncated("catrank")),
     "segment-count-4294967295": ("carsales", "none", many_segments),
+    "segment-count-512": ("carsales", "none", segments_512),
     "segment-size-beyond-cap": ("carsales", "none", beyond_cap),
     "two-segments-beyond-cap": ("carsales", "none", beyond_cap_in_two),
     "root-out-of-bounds": ("carsales", "none", out_of_bounds_root),

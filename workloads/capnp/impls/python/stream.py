@@ -9,7 +9,7 @@ message whose later segments are still unread when the next one is asked for put
 out of step (measured: a garbage segment table, then libcapnp's terminate() at exit). So this
 module reads the framing itself and hands libcapnp exactly one message's bytes:
 
-- unpacked: the segment table is read and checked (at most 512 segments, at most 8 Mi words in
+- unpacked: the segment table is read and checked (fewer than 512 segments, at most 8 Mi words in
   all, SPEC §6) before the body is read, into one receive buffer kept across messages (replaced
   by a larger one only for a larger message); `read_multiple_bytes` then reads the message in
   place, no copy (5 us per carsales request in all, framing included);
@@ -43,7 +43,7 @@ import struct
 from failures import InvalidMessage
 
 # SPEC §6: libcapnp's defaults (ReaderOptions), set explicitly everywhere a message is read.
-MAX_SEGMENTS = 512
+MAX_SEGMENTS = 511  # fewer than 512, libcapnp's segmentCount < 512
 MAX_WORDS = 8 * 1024 * 1024  # 64 MiB; the traversal limit too
 NESTING_LIMIT = 64
 

@@ -18,8 +18,7 @@ namespace capbench {
 // SPEC §6, set here rather than trusted to defaults: traversal limit 8 Mi words, nesting limit
 // 64. Both equal libcapnp's defaults; the other two limits of §6 are libcapnp's own checks in
 // InputStreamMessageReader, made from the segment table before the body is read: fewer than
-// 512 segments (the SPEC's "at most 512" is one more than libcapnp, which cannot be changed,
-// accepts), and at most traversalLimitInWords words in all (so at most 64 MiB is ever
+// 512 segments, and at most traversalLimitInWords words in all (so at most 64 MiB is ever
 // allocated for one message).
 capnp::ReaderOptions reader_options() noexcept;
 

@@ -14,16 +14,16 @@ import (
 // The reader limits of SPEC §6, which are libcapnp's defaults (ReaderOptions and
 // serialize.c++), set explicitly here rather than left to go-capnp's own defaults: the
 // library counts the traversal limit in bytes, and its stream Decoder counts the size cap
-// with the segment table and lets 513 segments through, so the frame readers below check
+// with the segment table and lets 512 segments through, so the frame readers below check
 // the table themselves before anything is allocated for the message.
 const (
-	maxSegments    = 512     // segments per message
+	maxSegments    = 511     // segments per message: fewer than 512, as libcapnp
 	maxWords       = 8 << 20 // words per message, summed from the segment table (64 MiB)
 	traversalLimit = maxWords * 8
 	nestingLimit   = 64
 )
 
-// maxHeaderBytes is the largest segment table: a count word and 512 sizes, padded to a word.
+// maxHeaderBytes is the largest segment table: a count word and 511 sizes.
 const maxHeaderBytes = (4 + 4*maxSegments + 7) &^ 7
 
 // ioBufferSize is the buffer of each end of a pipe: large enough that most messages move in

@@ -61,7 +61,7 @@ func TestServerCleanEnd(t *testing.T) {
 	}
 }
 
-// Segment-table limits at their edges: 512 segments pass, 513 do not; 8 Mi words pass (as a
+// Segment-table limits at their edges: 511 segments pass, 512 do not; 8 Mi words pass (as a
 // size), one more does not.
 func TestFrameSizeLimits(t *testing.T) {
 	table := func(sizes ...uint32) []byte {
@@ -71,13 +71,13 @@ func TestFrameSizeLimits(t *testing.T) {
 		}
 		return hdr
 	}
-	sizes := make([]uint32, 512)
+	sizes := make([]uint32, 511)
 	sizes[0] = 1
 	if total, need, err := frameSize(table(sizes...)); err != nil || need != 0 || total != maxHeaderBytes+8 {
-		t.Errorf("512 segments: %d, %d, %v", total, need, err)
+		t.Errorf("511 segments: %d, %d, %v", total, need, err)
 	}
-	if _, _, err := frameSize(table(make([]uint32, 513)...)); err == nil {
-		t.Error("513 segments accepted")
+	if _, _, err := frameSize(table(make([]uint32, 512)...)); err == nil {
+		t.Error("512 segments accepted")
 	}
 	if _, _, err := frameSize(table(maxWords)); err != nil {
 		t.Errorf("8 Mi words: %v", err)
@@ -89,10 +89,10 @@ func TestFrameSizeLimits(t *testing.T) {
 		t.Errorf("4 segments need a table of 24 bytes, asked %d", need)
 	}
 
-	// 512 one-word-or-empty segments through a server: the root is null, an empty lot.
+	// 511 one-word-or-empty segments through a server: the root is null, an empty lot.
 	msg := append(table(sizes...), make([]byte, 8)...)
 	if n, err := serve(t, "carsales", false, msg); n != 1 || err != nil {
-		t.Errorf("512 segments served %d, %v", n, err)
+		t.Errorf("511 segments served %d, %v", n, err)
 	}
 }
 

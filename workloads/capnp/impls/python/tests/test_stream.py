@@ -107,7 +107,7 @@ class NoBody(io.RawIOBase):
     ("head", "match"),
     [
         (struct.pack("<II", 0xFFFFFFFF, 1), "4294967296 segments"),
-        (struct.pack("<II", 512, 1), "513 segments"),
+        (struct.pack("<II", 511, 1), "512 segments"),
         (struct.pack("<II", 0, 1 << 30), "1073741824 words"),
         (struct.pack("<IIII", 1, 1 << 22, (1 << 22) + 1, 0), "8388609 words"),
     ],
@@ -118,9 +118,9 @@ def test_limits_are_checked_before_the_body_is_read(head, match):
         reader.read()
 
 
-def test_512_segments_and_8_mi_words_are_allowed():
-    table = struct.pack("<I", 511) + struct.pack("<I", 1) * 512 + bytes(4)
-    body = bytes(8 * 512)
+def test_511_segments_and_8_mi_words_are_allowed():
+    table = struct.pack("<I", 510) + struct.pack("<I", 1) * 511
+    body = bytes(8 * 511)
     assert read_all(table + body) == [table + body]
     assert stream._check_words([stream.MAX_WORDS - 1, 1]) == stream.MAX_WORDS
 
