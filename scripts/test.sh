@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="$PWD/build/cargo"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Each step says when it started (seconds since the start): make test must stay well under CI's
+# budget (25 minutes), and a log that says where the time went is how it stays there.
+start=$SECONDS
+step() { printf '\n\033[1m== [%4ds] %s\033[0m\n' "$((SECONDS - start))" "$*"; }
 
 step "lint and format"
 scripts/lint.sh
@@ -22,7 +25,7 @@ cmake --build build/cmake
 ctest --test-dir build/cmake --output-on-failure
 
 step "harness and Python unit tests (pytest)"
-.venv/bin/pytest -q tests workloads/*/browser/tests drivers/redisbench
+.venv/bin/pytest -q --durations=12 tests workloads/*/browser/tests drivers/redisbench
 # Each Python implementation's own tests alone (the lab's, and wrappers such as echonet's
 # uecho): they share module names (protocol.py, ...).
 for d in workloads/*/impls/*/tests; do
@@ -42,3 +45,4 @@ for d in workloads/*/conformance; do
     step "conformance: $d (pytest)"
     .venv/bin/pytest -q "$d"
 done
+step "all passed"
