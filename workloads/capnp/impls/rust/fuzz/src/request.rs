@@ -19,6 +19,9 @@
 // The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
 #[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
+// The input read whole or in chunks, as a pipe hands it out (fuzz/rust/source.rs).
+#[path = "../../../../../../fuzz/rust/source.rs"]
+mod source;
 
 use capnp::traits::Owned;
 use capnp_rust::carsales::CarSales;
@@ -26,33 +29,10 @@ use capnp_rust::catrank::CatRank;
 use capnp_rust::eval::Eval;
 use capnp_rust::modes::{self, Arena, Case, Fresh, Scratch, SCRATCH_WORDS};
 use capnp_rust::stream::{Compression, MessageReader, MessageWriter};
-use std::io::{self, Read};
+use source::Source;
 
 #[global_allocator]
 static ALLOC: guard::Guard = guard::Guard;
-
-/// A reader over `data` returning at most a few bytes per read when `chunked`.
-struct Source<'a> {
-    data: &'a [u8],
-    pos: usize,
-    reads: usize,
-    chunked: bool,
-}
-
-impl Read for Source<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let rest = &self.data[self.pos..];
-        let mut n = out.len().min(rest.len());
-        if self.chunked && !self.data.is_empty() {
-            let b = self.data[self.reads % self.data.len()] as usize;
-            n = n.min(1 + (b ^ self.reads) % 64);
-        }
-        out[..n].copy_from_slice(&rest[..n]);
-        self.pos += n;
-        self.reads += 1;
-        Ok(n)
-    }
-}
 
 /// Runs the server over `stream`; returns its output and its end (served count or error).
 fn serve<C: Case, A: Arena>(
@@ -61,12 +41,7 @@ fn serve<C: Case, A: Arena>(
     compression: Compression,
     chunked: bool,
 ) -> (Vec<u8>, Result<u64, String>) {
-    let source = Source {
-        data: stream,
-        pos: 0,
-        reads: 0,
-        chunked,
-    };
+    let source = Source::new(stream, chunked);
     let mut output = Vec::new();
     let result = {
         let mut from_client = MessageReader::new(source, compression);

@@ -15,37 +15,16 @@
 // The allocator guard every Rust fuzz target of the lab shares (fuzz/rust/guard.rs).
 #[path = "../../../../../../fuzz/rust/guard.rs"]
 mod guard;
+// The input read whole or in chunks, as a pipe hands it out (fuzz/rust/source.rs).
+#[path = "../../../../../../fuzz/rust/source.rs"]
+mod source;
 
 use nativemsg_rust::framing::{FrameError, HEADER_LEN, MAX_REPLY, MAX_REQUEST};
 use nativemsg_rust::host::{serve, HostError};
-use std::io::{self, Read};
+use source::Source;
 
 #[global_allocator]
 static ALLOC: guard::Guard = guard::Guard;
-
-/// A reader over `data` returning at most `step(i)` bytes on its i-th read; whole reads when
-/// `chunked` is false.
-struct Source<'a> {
-    data: &'a [u8],
-    pos: usize,
-    reads: usize,
-    chunked: bool,
-}
-
-impl Read for Source<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let rest = &self.data[self.pos..];
-        let mut n = out.len().min(rest.len());
-        if self.chunked && !self.data.is_empty() {
-            let b = self.data[self.reads % self.data.len()] as usize;
-            n = n.min(1 + (b ^ self.reads) % 64);
-        }
-        out[..n].copy_from_slice(&rest[..n]);
-        self.pos += n;
-        self.reads += 1;
-        Ok(n)
-    }
-}
 
 /// How a run ended, comparable across runs.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,12 +36,7 @@ enum End {
 }
 
 fn run(data: &[u8], chunked: bool) -> (Vec<u8>, End) {
-    let src = Source {
-        data,
-        pos: 0,
-        reads: 0,
-        chunked,
-    };
+    let src = Source::new(data, chunked);
     let mut out = Vec::new();
     let end = match serve(src, &mut out) {
         Ok(()) => End::Clean,
