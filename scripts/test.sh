@@ -34,9 +34,16 @@ for d in workloads/*/impls/*/tests; do
 done
 
 # Every fuzz target once over its shared seed corpus and its crash regressions (seconds, not a
-# campaign: `msgbench fuzz WORKLOAD --seconds N` runs those; docs/robustness.md).
-step "fuzz targets: corpora and crash regressions replayed (msgbench fuzz --replay)"
-./msgbench fuzz --replay
+# campaign: `msgbench fuzz WORKLOAD --seconds N` runs those; docs/robustness.md). Most of its
+# time is compiling the sanitizer builds of the C and C++ targets, so it runs beside the
+# conformance suites, which spend much of theirs waiting on sockets and timeouts; its output is
+# printed when it ends, and its failure fails the run like any step's.
+step "fuzz targets: corpora and crash regressions replayed (msgbench fuzz --replay), in the background"
+mkdir -p build/logs
+replay_log=build/logs/fuzz-replay.log
+./msgbench fuzz --replay >"$replay_log" 2>&1 &
+replay_pid=$!
+trap 'kill "$replay_pid" 2>/dev/null || true' EXIT
 
 # Each workload's suite in a session of its own: every suite has its own conftest and helper
 # modules (imported by their bare names). Each suite's self-test (test_selftest.py) runs here
@@ -45,4 +52,11 @@ for d in workloads/*/conformance; do
     step "conformance: $d (pytest)"
     .venv/bin/pytest -q "$d"
 done
+
+step "fuzz replay: its result"
+replay_status=0
+wait "$replay_pid" || replay_status=$?
+trap - EXIT
+cat "$replay_log"
+((replay_status == 0)) || { echo "fuzz replay failed (exit $replay_status)" >&2; exit 1; }
 step "all passed"
