@@ -28,6 +28,7 @@ def main() -> None:
             (r["scenario"], r["impl"]): r
             for r in doc["results"]
             if r["workload"] == wl["name"]
+            and not r.get("aa_of")  # the A/A twin is the run's noise control, not an impl
             and r["metric"]
             == next(s["primary"] for s in wl["scenarios"] if s["name"] == r["scenario"])
         }

@@ -86,8 +86,14 @@ def test_results_json_has_the_documented_schema(run):
 
 def test_baseline_is_measured_even_when_not_asked_for(run):
     _, doc, _ = run
-    measured = {(r["scenario"], r["impl"]) for r in doc["results"] if r["status"] == "ok"}
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    measured = {(r["scenario"], r["impl"]) for r in ok if not r.get("aa_of")}
     assert measured == {(s, i) for s in ("pingpong", "echo-1k") for i in ("baseline", "python")}
+    # ... and measured twice: the A/A control of each scenario is the floor and its twin
+    twins = {(r["scenario"], r["impl"], r["aa_of"]) for r in ok if r.get("aa_of")}
+    assert twins == {(s, "baseline-aa", "baseline") for s in ("pingpong", "echo-1k")}
+    for scenario in doc["workloads"][0]["scenarios"]:
+        assert scenario["aa"]["subject"] == "baseline" and scenario["aa"]["ratio"]
 
 
 def test_every_result_is_consistent_with_its_samples(run):

@@ -29,7 +29,7 @@ def test_plan_total_counts_warmups_and_conformance(fake_lab):
     (fake_lab.dir / budget.DURATIONS_FILE).write_text(
         json.dumps(
             {
-                "trials": {"smoke": {"ping": {"floor": 1.0, "fast": 1.0}}},
+                "trials": {"smoke": {"ping": {"floor": 1.0, "fast": 3.0}}},
                 "verify": {"floor": 10.0, "fast": 20.0},
             }
         )
@@ -37,10 +37,14 @@ def test_plan_total_counts_warmups_and_conformance(fake_lab):
     impls = [fake_lab.impls["floor"], fake_lab.impls["fast"]]
     plan = [(fake_lab, [fake_lab.scenarios["ping"]], impls)]
     trials = runner.planned_trials(plan, "smoke")
-    assert len(trials) == 2 * (fake_lab.repetitions("smoke") + 1)  # warm-up round included
+    rounds = fake_lab.repetitions("smoke") + 1  # warm-up round included
+    # floor, fast, and the floor's A/A twin, which is never verified on its own ...
+    assert sorted({i.id for _, _, i in trials}) == ["fast", "floor", "floor-aa"]
+    assert len(trials) == 3 * rounds
     est = budget.estimate(plan, "smoke", trials)
     assert est.verify_s == 30.0
-    assert est.measure_s == len(trials) * 1.0
+    # ... and costs what its subject costs (1 s), not the scenario's median (3 s)
+    assert est.measure_s == rounds * (1.0 + 3.0 + 1.0)
     assert est.per_workload["toy"] == est.total_s
 
 

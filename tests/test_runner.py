@@ -21,9 +21,10 @@ def test_warmup_round_is_discarded_and_every_impl_measured(fake_lab, tmp_path, m
         seed=1,
     )
     reps = fake_lab.repetitions("smoke")
-    assert len(counter.read_text().splitlines()) == 2 * (reps + 1)  # warm-up ran too
-    for impl in impls:
-        docs = m.docs[("toy", "ping", impl.id)]
+    # the floor's A/A twin is a third participant of every round
+    assert len(counter.read_text().splitlines()) == 3 * (reps + 1)  # warm-up ran too
+    for impl_id in ("floor", "fast", "floor-aa"):
+        docs = m.docs[("toy", "ping", impl_id)]
         assert len(docs) == reps  # ... but was not kept
         assert sorted(d["_round"] for d in docs) == list(range(1, reps + 1))
     assert m.docs[("toy", "ping", "fast")][0]["latency_us"]["p50"] == 12.0
@@ -41,8 +42,9 @@ def test_trials_interleave_in_a_shuffled_order(fake_lab, tmp_path, monkeypatch):
         seed=3,
     )
     order = [line.split()[-1] for line in counter.read_text().splitlines()]
-    rounds = [order[i : i + 2] for i in range(0, len(order), 2)]
-    assert all(sorted(r) == ["10", "12"] for r in rounds), "each round runs every impl once"
+    rounds = [order[i : i + 3] for i in range(0, len(order), 3)]
+    # every round runs every impl once, and the floor ("10") a second time as its A/A twin
+    assert all(sorted(r) == ["10", "10", "12"] for r in rounds), "each round runs every impl"
     assert len({tuple(r) for r in rounds}) > 1, "the order changes between rounds"
 
 
@@ -95,7 +97,7 @@ def test_interrupt_keeps_what_was_measured(fake_lab, tmp_path, monkeypatch):
 
     def interrupting(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 5:
+        if calls["n"] == 7:  # three warm-ups (floor, fast, the floor's A/A twin), three kept
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
@@ -108,7 +110,7 @@ def test_interrupt_keeps_what_was_measured(fake_lab, tmp_path, monkeypatch):
         tmp_path / "logs",
     )
     assert m.interrupted
-    assert sum(len(d) for d in m.docs.values()) == 2  # rounds 1 done for both, warm-up not kept
+    assert sum(len(d) for d in m.docs.values()) == 3  # round 1 done for all, warm-up not kept
 
 
 def test_scenario_whose_driver_needs_a_missing_program_is_skipped_with_reason(fake_lab, tmp_path):
@@ -231,7 +233,7 @@ def test_an_absent_implementation_is_skipped_everywhere_with_its_reason(
     assert verdict.as_json()["absent"] == c.absent
 
     plan = [(w, [w.scenarios["ping"], w.scenarios["in-browser"]], [floor, c])]
-    assert {i.id for _, _, i in runner.planned_trials(plan, "smoke")} == {"floor"}
+    assert {i.id for _, _, i in runner.planned_trials(plan, "smoke")} == {"floor", "floor-aa"}
     chosen, skipped = runner.runnable(w, w.scenarios["ping"], [floor, c])
     assert chosen == [floor] and skipped == {"c": why}
     m = runner.measure(plan, "smoke", runner.Placement("none", (), ()), tmp_path / "logs")

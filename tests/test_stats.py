@@ -113,35 +113,28 @@ def test_overlapping_sets_are_indistinguishable():
     assert stats.compare(a, b, "higher") == "indistinguishable"
 
 
-def test_rank_puts_overlapping_results_in_one_tier():
+def test_tiers_put_tied_results_in_one_tier():
     s = {
-        "a": stats.summarize([10.0, 10.2, 9.8, 10.1, 9.9], "lower"),
-        "b": stats.summarize([10.1, 10.3, 9.9, 10.2, 10.0], "lower"),
-        "c": stats.summarize([20.0, 20.2, 19.8, 20.1, 19.9], "lower"),
-        "d": stats.summarize([40.0, 40.4, 39.6, 40.2, 39.8], "lower"),
+        "a": [10.0, 10.2, 9.8, 10.1, 9.9],
+        "b": [10.1, 10.3, 9.9, 10.2, 10.0],
+        "c": [20.0, 20.2, 19.8, 20.1, 19.9],
+        "d": [40.0, 40.4, 39.6, 40.2, 39.8],
     }
-    assert stats.rank(s, "lower") == [["a", "b"], ["c"], ["d"]]
-    assert stats.rank(s, "higher") == [["d"], ["c"], ["b", "a"]]
-    assert stats.tier_of(stats.rank(s, "lower")) == {"a": 1, "b": 1, "c": 2, "d": 3}
+    assert stats.tiers(s, "lower") == [["a", "b"], ["c"], ["d"]]
+    assert stats.tiers(s, "higher") == [["d"], ["c"], ["b", "a"]]
+    assert stats.tier_of(stats.tiers(s, "lower")) == {"a": 1, "b": 1, "c": 2, "d": 3}
 
 
-def test_rank_tier_is_anchored_on_the_tier_best():
-    # b overlaps a, c overlaps b but not a: c starts tier 2 (no chaining through b).
-    s = {
-        "a": {"median": 10.0, "ci95": [9.5, 10.5]},
-        "b": {"median": 10.8, "ci95": [10.4, 11.2]},
-        "c": {"median": 11.5, "ci95": [11.0, 12.0]},
+def test_a_tier_is_anchored_on_the_tier_best():
+    # b ties with a, c ties with b but not with a: c starts tier 2 (no chaining through b).
+    pairs = {
+        ("a", "b"): {"verdict": "tie"},
+        ("b", "c"): {"verdict": "tie"},
+        ("c", "a"): {"verdict": "worse"},  # either orientation of a pair is read
     }
-    assert stats.rank(s, "lower") == [["a", "b"], ["c"]]
-
-
-def test_rank_leaves_out_results_without_a_median():
-    s = {
-        "a": {"median": 10.0, "ci95": [9.5, 10.5]},
-        "failed": {"median": None, "ci95": None},
-    }
-    assert stats.rank(s, "lower") == [["a"]]
-    assert stats.rank({}, "lower") == []
+    medians = {"a": 10.0, "b": 10.8, "c": 11.5}
+    assert stats.tiers_from(pairs, medians, "lower") == [["a", "b"], ["c"]]
+    assert stats.tiers({}, "lower") == []
 
 
 # --------------------------------------------------------------------------- ratio

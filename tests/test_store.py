@@ -61,6 +61,7 @@ def doc(run_id: str, started: str) -> dict:
 @pytest.fixture
 def results_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    monkeypatch.setattr(paths, "PUBLISHED", tmp_path / "published")  # not the repository's
     return tmp_path
 
 

@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import aa
 from .registry import Impl, Scenario, Workload
 
 DURATIONS_FILE = "durations.json"
@@ -34,12 +35,15 @@ def load(w: Workload) -> dict:
 
 
 def trial_estimate(w: Workload, s: Scenario, impl: Impl, profile: str, known: dict) -> float:
-    """Seconds for one trial: the recorded one, else the scenario's median over the other
-    implementations (a new variant costs about what its language's siblings cost), else a
-    default."""
+    """Seconds for one trial: the recorded one, else (the A/A twin) its subject's, else the
+    scenario's median over the other implementations (a new variant costs about what its
+    language's siblings cost), else a default."""
     recorded = known.get("trials", {}).get(profile, {}).get(s.name, {})
     if impl.id in recorded:
         return float(recorded[impl.id])
+    subject = aa.subject_of(impl.id, recorded)
+    if subject:  # the twin runs its subject's program
+        return float(recorded[subject])
     if recorded:
         return float(statistics.median(recorded.values()))
     return DEFAULT_TRIAL_S

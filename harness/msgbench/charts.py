@@ -627,3 +627,92 @@ def ratio_chart(
             ax.set_title(title, loc="left")
         _note(fig, ["whiskers: 95% CI of the ratio (bootstrap)", "dotted line: 1 (equal)"])
         return _svg(fig)
+
+
+def history_chart(
+    impls: Sequence[ChartImpl],
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[tuple[int, float, float | None, float | None, object]]],
+    unit: str,
+    label: str,
+    better: str,
+    title: str = "",
+    marks: Sequence[tuple[str, int]] = (),
+) -> str:
+    """A metric over runs (`msgbench history`): x = the runs in time order (`labels`, e.g.
+    short commit and profile), y = the median with its 95% CI as a band, one line per
+    implementation. series[impl] = [(x, median, lo, hi, segment)]: a line joins consecutive
+    points of one segment only (runs of one profile on one machine: other runs measured other
+    sizes or another machine). marks = [(impl, x)]: the run after a flagged step, ringed."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(6.4, 3.6)
+        ax = fig.add_subplot()
+        styles = _style_index(impls)
+        values = [p[1] for pts in series.values() for p in pts if p[1] and p[1] > 0]
+        logy = bool(values) and max(values) / min(values) > 20
+        drawn = 0
+        for imp in impls:
+            pts = sorted(series.get(imp.id, ()), key=lambda p: p[0])
+            if not pts:
+                continue
+            k = styles[imp.id]
+            color = color_for(imp.language, imp.role)
+            runs: list[list[tuple]] = []
+            for p in pts:
+                if runs and runs[-1][-1][4] == p[4]:
+                    runs[-1].append(p)
+                else:
+                    runs.append([p])
+            for i, seg in enumerate(runs):
+                ax.plot(
+                    [p[0] for p in seg],
+                    [p[1] for p in seg],
+                    color=color,
+                    linestyle=_LINESTYLES[k % len(_LINESTYLES)],
+                    marker=_MARKERS[k % len(_MARKERS)],
+                    markersize=3.5,
+                    linewidth=1.6,
+                    label=imp.id if i == 0 else None,
+                )
+                band = [p for p in seg if p[2] is not None and p[3] is not None]
+                if len(band) > 1:
+                    ax.fill_between(
+                        [p[0] for p in band],
+                        [p[2] for p in band],
+                        [p[3] for p in band],
+                        color=color,
+                        alpha=0.15,
+                        linewidth=0,
+                    )
+                elif band:  # a lone run: its interval as a whisker
+                    p = band[0]
+                    ax.errorbar(
+                        p[0], p[1], yerr=[[p[1] - p[2]], [p[3] - p[1]]], color=color, capsize=3
+                    )
+            drawn += 1
+        by_x = {(imp, x) for imp, x in marks}
+        for imp_id, x in sorted(by_x):
+            y = next((p[1] for p in series.get(imp_id, ()) if p[0] == x), None)
+            if y is not None:
+                ring = {"markerfacecolor": "none", "markeredgecolor": FAIL_COLOR}
+                ax.plot([x], [y], "o", markersize=11, markeredgewidth=1.6, **ring)
+        ax.set_xticks(range(len(labels)), list(labels), fontsize=7)
+        ax.set_xlim(-0.5, max(len(labels) - 0.5, 0.5))
+        ax.grid(axis="x", visible=False)
+        if logy:
+            ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        elif drawn:
+            ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(_tick_formatter(unit))
+        ax.set_xlabel("run (commit, profile; * = uncommitted changes), oldest first")
+        ax.set_ylabel(_better_label(label, unit, better) + (", log scale" if logy else ""))
+        if drawn:
+            fig.legend(loc="outside right upper")
+        if title:
+            ax.set_title(title, loc="left")
+        notes = ["bands: 95% CI of the median", "lines join runs of one profile on one machine"]
+        if by_x:
+            notes.append("red ring: a step from the run before")
+        _note(fig, notes)
+        return _svg(fig)

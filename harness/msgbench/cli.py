@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import budget, paths, pipeline, registry, runner, sanitize, store, verify
+from . import aa, budget, paths, pipeline, registry, runner, sanitize, store, verify
 from . import build as builder
 from . import doctor as doctor_mod
 from . import metrics as code_metrics
@@ -299,6 +299,14 @@ def print_sanitizer_reports(verdicts: dict[tuple[str, str], verify.Verdict]) -> 
 @click.option(
     "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
 )
+@click.option(
+    "--measure",
+    type=click.Choice(pipeline.MEASURES),
+    default="time",
+    show_default=True,
+    help="instructions: the implementation's instructions per operation under valgrind, in the "
+    "single-connection scenarios marked in workload.toml",
+)
 def bench(
     workload: str | None,
     scenario: tuple[str, ...],
@@ -309,6 +317,7 @@ def bench(
     no_build: bool,
     seed: int | None,
     plan_only: bool,
+    measure: str,
 ) -> None:
     """Build, verify, then measure; write results/<run-id>/ and store the run.
 
@@ -329,6 +338,7 @@ def bench(
         seed=seed,
         build=not no_build,
         command="msgbench " + shlex.join(sys.argv[1:]),
+        measure=measure,
     )
     try:
         bp = pipeline.make_plan(request)
@@ -442,6 +452,8 @@ def print_summary(doc: dict) -> None:
                     continue
                 if r["metric"] != s["primary"] or (r["workload"], r["impl"]) in absent:
                     continue
+                if r.get("aa_of"):  # the A/A twin: summed up in its own line below
+                    continue
                 if r["status"] != "ok":
                     table.add_row(r["impl"], "-", "-", "0", f"[red]{r['status']}[/] {r['reason']}")
                     continue
@@ -454,39 +466,25 @@ def print_summary(doc: dict) -> None:
                     "noisy" if r["noisy"] else "ok",
                 )
             out.print(table)
+            line = aa.summary_line(s.get("aa"), s["primary"])
+            if line:
+                out.print(line)
 
 
 @app.command("report")
 @click.argument("run", required=False)
 def report_cmd(run: str | None) -> None:
-    """Re-render the report of a stored run (RUN: id or prefix; default: the latest)."""
+    """Re-render the report of a stored or published run (RUN: id or prefix; default: the
+    latest) into results/<run-id>/."""
     from . import report
+    from .report import stored
 
     try:
         doc = store.load(run)
     except KeyError as e:
         raise usage_error(str(e.args[0])) from None
-    # Presentation-only declarations (no measurements) that a run stored before they existed
-    # lacks are taken from the current manifests, so old runs render with new report sections.
-    for entry in doc.get("workloads", []):
-        try:
-            w = registry.workload(entry["name"])
-        except ManifestError:
-            continue
-        names = {s["name"] for s in entry.get("scenarios", [])}
-        entry.setdefault("targets", [t for t in w.targets if t["scenario"] in names])
-        entry.setdefault(
-            "side_by_side", [p for p in w.side_by_side if set(p["scenarios"]) <= names]
-        )
-        entry.setdefault("sweeps", [t for t in w.sweeps if {p[0] for p in t["points"]} & names])
-        entry.setdefault("published", [t for t in w.published if t["scenario"] in names])
-        entry.setdefault("ratio_charts", [t for t in w.ratio_charts if set(t["scenarios"]) & names])
-        entry.setdefault("matrices", [t for t in w.matrices if set(t["scenarios"]) & names])
-    from .robustness import evidence
-
-    doc["robustness"] = evidence.collect([w["name"] for w in doc.get("workloads", [])])
     run_dir = store.run_dir(doc["run"]["id"])
-    report.write(run_dir, doc)
+    report.write(run_dir, stored.ready(doc))
     out.print(f"report:  {paths.rel(run_dir / 'report.html')}")
 
 
@@ -519,39 +517,157 @@ def metrics_cmd(workload: str | None, impl: tuple[str, ...], as_json: bool) -> N
 
 @app.command()
 @click.argument("run_a")
-@click.argument("run_b")
-def compare(run_a: str, run_b: str) -> None:
-    """Differences between two stored runs (RUN_A earlier, RUN_B later) outside the noise.
+@click.argument("run_b", required=False)
+@click.option("--fail-if-worse", "fail_pct", type=click.FloatRange(min=0), metavar="PCT",
+              help="exit 1 when a result of B is significantly worse than A by more than PCT "
+              "percent (for `git bisect run`)")  # fmt: skip
+@click.option("--metric", "-m", multiple=True, help="metric (repeatable; 'all'; default: each "
+              "scenario's primary metric)")  # fmt: skip
+@click.option("--workload", "-w", multiple=True, help="workload (repeatable; default: all)")
+@click.option("--scenario", "-s", multiple=True, help="scenario (repeatable; default: all)")
+@impl_opt
+def compare(run_a, run_b, fail_pct, metric, workload, scenario, impl) -> None:
+    """B against A (RUN_B default: the latest run) for every result both measured: the ratio
+    B/A with its bootstrap CI, and a verdict read against the runs' A/A noise band.
 
-    A difference counts only when the 95% intervals do not overlap."""
-    from . import stats
+    Exit status: 0 = compared (with --fail-if-worse: no significant regression beyond PCT);
+    1 = a regression beyond PCT (listed); 125 = the runs cannot be compared (unknown run, no
+    result in common): `git bisect run` skips that commit (docs/decisions.md)."""
+    from . import comparison
 
     try:
         a, b = store.load(run_a), store.load(run_b)
     except KeyError as e:
-        raise usage_error(str(e.args[0])) from None
-    index = {
-        (r["workload"], r["scenario"], r["impl"], r["metric"]): r
-        for r in a["results"]
-        if r["status"] == "ok"
-    }
-    table = Table("workload", "scenario", "impl", "metric", "A", "B", "B/A", "verdict")
-    for r in b["results"]:
-        key = (r["workload"], r["scenario"], r["impl"], r["metric"])
-        if r["status"] != "ok" or key not in index:
-            continue
-        ra = index[key]
-        verdict = stats.compare(r, ra, r["better"])
-        ratio = r["median"] / ra["median"] if ra["median"] else float("nan")
-        colour = {"better": "green", "worse": "red"}.get(verdict, "dim")
-        table.add_row(
-            *key,
-            f"{ra['median']:.4g}",
-            f"{r['median']:.4g}",
-            f"{ratio:.3f}",
-            f"[{colour}]{verdict}[/]",
+        console.print(f"msgbench compare: cannot compare: {e.args[0]}")
+        sys.exit(comparison.CANNOT_COMPARE)
+    rows = comparison.compare(
+        a, b, metrics=metric, workloads=workload, scenarios=scenario, impls=impl
+    )
+    if not rows:
+        console.print(
+            f"msgbench compare: cannot compare: runs {a['run']['id']} and {b['run']['id']} "
+            "have no measured result in common (check --metric, --workload, --scenario, --impl)"
         )
+        sys.exit(comparison.CANNOT_COMPARE)
+    print_comparison(a, b, rows)
+    if fail_pct is None:
+        return
+    worse = comparison.regressions(rows, fail_pct)
+    for r in worse:
+        out.print(f"[red]worse[/] {'/'.join(r.key)}: {r.diff['ratio']:.3f}× "
+                  f"({r.worse_by():.1%} worse, more than {fail_pct:g}%)")  # fmt: skip
+    if worse:
+        sys.exit(comparison.REGRESSED)
+    out.print(f"no result significantly worse by more than {fail_pct:g}%")
+
+
+def print_comparison(a: dict, b: dict, rows: list) -> None:
+    """One table per scenario and metric: B against A for each implementation."""
+    out.print(f"B = {b['run']['id']} against A = {a['run']['id']}")
+    questions: dict[tuple[str, str, str], list] = {}
+    for r in rows:
+        questions.setdefault((r.workload, r.scenario, r.metric), []).append(r)
+    for (workload, scenario, metric), group in questions.items():
+        table = Table("impl", "A", "B", "B/A [CI]", "A/A band", "verdict",
+                      title=f"{workload} / {scenario}  ({metric})")  # fmt: skip
+        for r in group:
+            d = r.diff
+            values = (f"{r.a['median']:.4g} {r.unit}", f"{r.b['median']:.4g} {r.unit}")
+            if d is None:
+                table.add_row(r.impl, *values, "—", "—", f"[dim]{r.why}[/]")
+                continue
+            band = f"[{d['band'][0]:.3f}, {d['band'][1]:.3f}]" if d.get("band") else "—"
+            colour = {"better": "green", "worse": "red"}.get(d["verdict"], "dim")
+            table.add_row(r.impl, *values, f"{d['ratio']:.3f} [{d['ci'][0]:.3f}, {d['ci'][1]:.3f}]",
+                          band, f"[{colour}]{d['verdict']}[/]")  # fmt: skip
+        out.print(table)
+    out.print(
+        "[dim]CI: bootstrap CI of the ratio of medians, Bonferroni-corrected over a scenario's "
+        "implementations; A/A band: the wider of the two runs' noise bands (—: no A/A control "
+        "in either run); a verdict other than tie needs the whole CI outside the band (and "
+        "outside 1).[/]"
+    )
+
+
+@app.command("export")
+@click.argument("run", required=False)
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "md"]), default="csv",
+              show_default=True, help="csv, json: every trial's sample; md: summary")  # fmt: skip
+@click.option("--metric", "-m", multiple=True, help="metric (repeatable; default: all for csv "
+              "and json, each scenario's primary for md)")  # fmt: skip
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="write here instead of standard output")  # fmt: skip
+def export_cmd(run: str | None, fmt: str, metric: tuple[str, ...], output: Path | None) -> None:
+    """A stored or published run's raw samples (csv, json: one row per trial) or its summary
+    (md) (RUN: id or prefix; default: the latest). Columns: docs/export.md."""
+    from . import export
+
+    try:
+        doc = store.load(run)
+    except KeyError as e:
+        raise usage_error(str(e.args[0])) from None
+    text = export.export(doc, fmt, metric)
+    if output:
+        output.write_text(text, encoding="utf-8")
+        console.print(f"wrote {paths.rel(output)}")
+    else:
+        sys.stdout.write(text)
+
+
+@app.command("history")
+@click.argument("workload")
+@click.argument("scenario", required=False)
+@impl_opt
+@click.option("--metric", "-m", help="metric (default: each scenario's primary metric)")
+def history_cmd(workload: str, scenario: str | None, impl: tuple[str, ...], metric) -> None:
+    """WORKLOAD's results over the stored and published runs: one chart per scenario (median
+    and 95% CI per run, oldest first) in results/history/<workload>.html, and the steps between
+    consecutive runs of one profile on one machine that lie outside the noise."""
+    from . import history
+
+    try:
+        page = history.build(workload, scenario, impl, metric)
+    except history.HistoryError as e:
+        raise usage_error(str(e)) from None
+    path = history.write(page)
+    print_steps(page)
+    out.print(f"history: {paths.rel(path)}")
+
+
+def print_steps(page) -> None:
+    flagged = [s for s in page.steps if s.flagged]
+    out.print(
+        f"{page.workload}: {len(page.runs)} runs, {len(page.steps)} steps between consecutive "
+        f"runs of one profile on one machine, {len(flagged)} outside the noise"
+    )
+    if not flagged:
+        return
+    table = Table(title=f"{page.workload}: steps outside the noise")
+    for col in ("scenario / metric", "impl", "from run → to run", "to/from [CI]", "verdict"):
+        table.add_column(col, overflow="fold")  # run ids stay whole, on two lines if need be
+    for s in flagged:
+        colour = "green" if s.diff["verdict"] == "better" else "red"
+        lo, hi = s.diff["ci"]
+        table.add_row(f"{s.scenario} / {s.metric}", s.impl, f"{s.before} → {s.after}",
+                      f"{s.diff['ratio']:.3f} [{lo:.3f}, {hi:.3f}]",
+                      f"[{colour}]{s.diff['verdict']}[/]")  # fmt: skip
     out.print(table)
+
+
+@app.command("publish")
+@click.argument("run", required=False)
+def publish_cmd(run: str | None) -> None:
+    """Copy a stored run (RUN: id or prefix; default: the latest) to published/<run-id>/ to be
+    committed: results.json and report.md, at most 1 MiB (docs/decisions.md)."""
+    from . import publish
+
+    try:
+        done = publish.publish(run)
+    except KeyError as e:
+        raise usage_error(str(e.args[0])) from None
+    except publish.PublishError as e:
+        raise usage_error(str(e)) from None
+    out.print(f"published {done.run_id}: {paths.rel(done.folder)} ({done.size / 1024:.0f} KiB)")
 
 
 @app.command("fuzz")

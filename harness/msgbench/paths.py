@@ -69,6 +69,9 @@ VENV_PYTHON = VENV / "bin" / "python"
 # MSGBENCH_RESULTS lets tests (and users) keep runs elsewhere than results/.
 RESULTS = Path(os.environ.get("MSGBENCH_RESULTS", ROOT / "results"))
 DATABASE = RESULTS / "msgbench.sqlite"
+# Runs the README and docs cite, committed (docs/decisions.md, "Issue 13: published runs"):
+# results/ is a local cache that a fresh clone lacks, published/ travels with the repository.
+PUBLISHED = Path(os.environ.get("MSGBENCH_PUBLISHED", ROOT / "published"))
 PROFILES = ROOT / "profiles.toml"
 
 

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from . import budget, machine, registry, results, runner, store, toolchains, verify
+from . import budget, loadwatch, machine, registry, results, runner, store, toolchains, verify
 from . import build as builder
+from . import instructions as counts
 from . import metrics as code_metrics
 from .registry import Impl, ManifestError
 
 PROFILES = ("smoke", "quick", "full")
+MEASURES = counts.MEASURES  # what a trial measures: time, or instructions under valgrind
 
 
 class PlanError(Exception):
@@ -34,6 +36,7 @@ class BenchRequest:
     seed: int | None = None
     build: bool = True
     command: str = "msgbench bench"
+    measure: str = "time"  # or "instructions": counted under valgrind (msgbench.instructions)
 
 
 @dataclass
@@ -79,6 +82,7 @@ def make_plan(req: BenchRequest) -> BenchPlan:
         raise PlanError(f"no implementation named {', '.join(req.impls)} in any workload")
     if req.profile not in PROFILES:
         raise PlanError(f"unknown profile '{req.profile}' (valid: {', '.join(PROFILES)})")
+    counting = _check_measure(req)
     for name in {i.workload for i in chosen}:
         w = registry.workload(name)
         for extra in (w.baseline, w.reference):
@@ -96,8 +100,19 @@ def make_plan(req: BenchRequest) -> BenchPlan:
             scenarios = [w.scenarios[s] for s in req.scenarios if s in w.scenarios]
         else:
             scenarios = w.scenarios_for(req.profile)
+        if counting:  # the named scenarios, each marked; else every marked one of the workload
+            try:
+                scenarios = counts.eligible(w, scenarios if req.scenarios else None)
+            except ValueError as e:
+                raise PlanError(str(e)) from None
         if scenarios:
             plan.append((w, scenarios, [i for i in chosen if i.workload == name]))
+    if not plan and counting:
+        raise PlanError(
+            "--measure instructions: no scenario here is counted in instructions (workload.toml "
+            "marks the single-connection ones with `instructions`: "
+            f"{', '.join(counts.marked()) or 'none'})"
+        )
     if not plan:
         raise PlanError(f"no workload has a scenario named {', '.join(req.scenarios)}")
     try:
@@ -106,6 +121,19 @@ def make_plan(req: BenchRequest) -> BenchPlan:
         raise PlanError(str(e)) from None
     selected = [i for _, _, impls in plan for i in impls]
     return BenchPlan(req, plan, selected, where)
+
+
+def _check_measure(req: BenchRequest) -> bool:
+    """True for an instruction count, which needs valgrind; PlanError for an unknown measure."""
+    if req.measure not in MEASURES:
+        raise PlanError(f"unknown measure '{req.measure}' (valid: {', '.join(MEASURES)})")
+    if req.measure != "instructions":
+        return False
+    try:
+        counts.require_valgrind()
+    except RuntimeError as e:
+        raise PlanError(str(e)) from None
+    return True
 
 
 def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
@@ -151,14 +179,27 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
             ).append(done.seconds)
         show(done)
 
-    measured = runner.measure(
-        measurable, req.profile, bp.where, log_dir, seed=req.seed, on_trial=on_trial
-    )
+    # The machine's load before and during the trials (run.load); stopped whatever happens.
+    watch = loadwatch.LoadWatch(loadwatch.watched_cpus(bp.where.as_json()))
+    try:
+        watch.start()
+        measured = runner.measure(
+            measurable,
+            req.profile,
+            bp.where,
+            log_dir,
+            seed=req.seed,
+            on_trial=on_trial,
+            quantity=req.measure,
+        )
+    finally:
+        load = watch.stop()
     hooks.finished_measuring()
     if measured.interrupted:
         hooks.message("interrupted: keeping the trials measured so far")
 
     doc = assemble(bp, run_id, started, commit, dirty, measured, verdicts)
+    doc["run"]["load"] = load
     doc["durations"] = {"trials": trial_seconds, "verify": verify_seconds}
     from .robustness import evidence
 
@@ -196,7 +237,10 @@ def assemble(
             for w, ss, ii in plan
             for s in ss
             for i in ii
-            for row in results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)])
+            for row in [
+                *results.result_rows(w, s, i, measured, verdicts[(w.name, i.id)]),
+                *results.aa_rows(w, s, i, measured),  # the A/A twin's, after its subject's
+            ]
         ],
         "verify": [v.as_json() for v in verdicts.values()],
         "metrics": [code_metrics.measure(i) for i in selected if not i.absent],
@@ -206,6 +250,10 @@ def assemble(
     doc["run"]["python_packages"] = toolchains.python_packages()  # the lock's, as installed
     doc["run"]["finished"] = results.now()
     doc["run"]["interrupted"] = measured.interrupted
+    doc["run"]["measure"] = req.measure
+    if req.measure == "instructions":
+        doc["run"]["instructions"] = counts.describe()
+        counts.drop_time_tables(doc)
     return doc
 
 
@@ -213,6 +261,8 @@ def record_durations(doc: dict) -> list[Path]:
     """Write a stored run's durations into each workload's durations.json (the planner's
     input on a fresh clone). Only runs made by this pipeline carry them."""
     durations = doc.get("durations")
+    if doc["run"].get("measure", "time") != "time":  # valgrind's durations are not a plan's
+        raise PlanError(f"run {doc['run']['id']} counted instructions: its durations are not kept")
     if not durations:
         raise PlanError(f"run {doc['run']['id']} has no recorded durations (made before them)")
     written = []

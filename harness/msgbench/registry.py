@@ -15,6 +15,9 @@ from typing import Any
 
 from . import hosts, paths, profiles
 from .hosts import HostsSpec
+from .instructions import METRIC as INSTRUCTIONS_METRIC
+from .instructions import METRIC_DEF as INSTRUCTIONS_METRIC_DEF
+from .instructions import Counting
 
 LANGUAGES = ("c", "cpp", "rust", "go", "python")
 BUILD_SYSTEMS = ("cmake", "cargo", "go", "none")
@@ -27,6 +30,7 @@ METRIC_ROLES = {
     "memory": "the implementation's memory (peak RSS, bytes per key)",
     "load_cpu": "the load generator's CPU time per unit of work",
     "peer_cpu": "a peer's CPU time per unit of work (e.g. Chromium's processes)",
+    "instructions": "instructions the implementation executes per operation (valgrind)",
     "other": "anything else the driver reports",
 }
 
@@ -203,6 +207,9 @@ class Scenario:
     # Another implementation of the workload whose client program drives every
     # implementation's server in this scenario (capnp's pipe matrix: one scenario per client).
     peer: str = ""
+    # `instructions = { param, ops }`: a single-connection scenario that `bench --measure
+    # instructions` counts (msgbench.instructions); None: it is only timed.
+    instructions: Counting | None = None
 
     def argv(self, profile: str, overrides: dict | None = None) -> list[str]:
         """The scenario's arguments for a profile; `overrides` (an implementation's own
@@ -367,6 +374,28 @@ def _hosts(s: dict, manifest: Path) -> HostsSpec | None:
         raise ManifestError(str(e)) from None
 
 
+def _counting(s: dict, manifest: Path) -> Counting | None:
+    """A scenario's `instructions` table: `param`, the scenario parameter that sets its number
+    of operations (a positive integer in every profile), and `ops`, the driver's output field
+    that counts the operations it measured."""
+    table = s.get("instructions")
+    if table is None:
+        return None
+    where = f"{paths.rel(manifest)}: scenario {s['name']}: instructions"
+    if not isinstance(table, dict) or set(table) != {"param", "ops"}:
+        raise ManifestError(f'{where} must be {{ param = "<parameter>", ops = "<driver field>" }}')
+    if not all(isinstance(v, str) and v for v in table.values()):
+        raise ManifestError(f"{where}: param and ops must be non-empty strings")
+    for profile, params in s.get("params", {}).items():
+        n = params.get(table["param"])
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise ManifestError(
+                f"{where}: param '{table['param']}' is {n!r} in profile {profile}, not a positive "
+                "integer (it is run at N and 2N)"
+            )
+    return Counting(param=table["param"], ops=table["ops"])
+
+
 def _load_workload(manifest: Path) -> Workload:
     data = _load_toml(manifest)
     drivers = {}
@@ -397,10 +426,13 @@ def _load_workload(manifest: Path) -> Workload:
             kind=s.get("kind", ""),
             hosts=_hosts(s, manifest),
             peer=s.get("peer", ""),
+            instructions=_counting(s, manifest),
         )
     metric_defs = data.get("metrics", {})
     for name, d in metric_defs.items():
         _check_metric(name, d, manifest)
+    if any(s.instructions for s in scenarios.values()):  # the harness defines this metric
+        metric_defs[INSTRUCTIONS_METRIC] = dict(INSTRUCTIONS_METRIC_DEF)
     for s in scenarios.values():
         for m in [*s.metrics, s.primary]:
             if m not in metric_defs:

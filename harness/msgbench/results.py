@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from . import build, machine, stats, toolchains
+from . import aa, build, machine, stats, toolchains
 from .registry import Impl, Scenario, Workload
 from .runner import Measurements, Placement, field_value
 from .verify import Verdict
@@ -75,7 +75,7 @@ def cpu_clocks(w: Workload, s: Scenario, names: list[str], m: Measurements | Non
             continue
         parents = d["field"].split(".")[:-1]
         for (wn, sn, impl), docs in m.docs.items() if m else []:
-            if (wn, sn) != (w.name, s.name) or not docs:
+            if (wn, sn) != (w.name, s.name) or not docs or _is_twin(m, wn, sn, impl):
                 continue
             for depth in range(len(parents), 0, -1):
                 clock = field_value(docs[0], ".".join([*parents[:depth], "cpu_clock"]))
@@ -99,6 +99,9 @@ def scenario_entry(w: Workload, s: Scenario, m: Measurements | None) -> dict:
     clocks = cpu_clocks(w, s, names, m)
     if clocks:
         entry["cpu_clocks"] = clocks
+    control = aa_entry(w, s, names, m)
+    if control:
+        entry["aa"] = control
     if s.peer:  # the implementation whose client drove every server (a [[matrices]] row)
         entry["peer"] = s.peer
     if s.hosts is not None:  # where its trials ran (each trial's addresses: the driver log)
@@ -186,8 +189,7 @@ def result_rows(
     rows = []
     for metric in scenario_metrics(w, s, m):
         d = w.metric_def(metric)
-        samples = [field_value(doc, d["field"]) for doc in docs]
-        samples = [float(x) for x in samples if x is not None]
+        samples = metric_samples(docs, d["field"])
         if not samples:
             continue
         summary = stats.summarize(samples, d["better"])
@@ -206,6 +208,48 @@ def result_rows(
     return rows
 
 
+def metric_samples(docs: list[dict], dotted: str) -> list[float]:
+    """One metric's value in each trial's document (trials that did not report it left out)."""
+    return [float(x) for x in (field_value(doc, dotted) for doc in docs) if x is not None]
+
+
+def _is_twin(m: Measurements, workload: str, scenario: str, impl: str) -> bool:
+    return (m.aa.get((workload, scenario)) or {}).get("twin") == impl
+
+
+def aa_entry(w: Workload, s: Scenario, names: list[str], m: Measurements | None) -> dict | None:
+    """The scenario's A/A control: {"subject", "twin", "chosen_as", "ratio": {metric: {"ratio",
+    "ci95"}}}, the ratio being median(subject) ÷ median(twin) with its 95% bootstrap CI (both
+    resampled independently). None when the scenario measured no A/A pair; a metric is left
+    out of "ratio" when either side has no samples of it (a failed trial, say)."""
+    pair = m.aa.get((w.name, s.name)) if m else None
+    if not pair:
+        return None
+    subject_docs = m.docs.get((w.name, s.name, pair["subject"]), [])
+    twin_docs = m.docs.get((w.name, s.name, pair["twin"]), [])
+    ratios = {}
+    for name in names:
+        dotted = w.metric_def(name)["field"]
+        a, b = metric_samples(subject_docs, dotted), metric_samples(twin_docs, dotted)
+        if not a or not b:
+            continue
+        try:
+            ratios[name] = stats.ratio(a, b)
+        except ValueError:  # the twin's median is zero: no ratio to show
+            continue
+    return {**pair, "ratio": ratios}
+
+
+def aa_rows(w: Workload, s: Scenario, subject: Impl, m: Measurements) -> list[dict]:
+    """The twin's result rows (like any implementation's, plus "aa_of": the subject), or none
+    when the scenario measured no A/A pair of `subject`."""
+    pair = m.aa.get((w.name, s.name))
+    if not pair or pair["subject"] != subject.id:
+        return []
+    rows = result_rows(w, s, aa.twin(subject), m, None)
+    return [{**row, "aa_of": subject.id} for row in rows]
+
+
 # String fields a driver may report about how it measured (e.g. the browser driver: where
 # latency was timed, where the host actually ran); kept in the run so reports can say so.
 CONTEXT_FIELDS = ("measured_in", "host_placement")
@@ -215,6 +259,8 @@ def driver_context(m: Measurements) -> list[dict]:
     """One note per (scenario, field, value) that the drivers reported, naming the impls."""
     seen: dict[tuple[str, str, str, str], list[str]] = {}
     for (workload, scenario, impl), docs in m.docs.items():
+        if _is_twin(m, workload, scenario, impl):  # the subject's run, said once under its name
+            continue
         for field_name in CONTEXT_FIELDS:
             value = docs[0].get(field_name)
             if isinstance(value, str) and value:

@@ -3,7 +3,9 @@
 One trial = one run of the workload's driver against one implementation for one scenario.
 Trials of different implementations interleave in a freshly shuffled order every round, and
 the first round is a warm-up whose trials are discarded, so slow drift of the machine (thermal,
-other tenants) spreads over every implementation instead of favouring whoever ran first.
+other tenants) spreads over every implementation instead of favouring whoever ran first. One
+implementation per scenario also runs under a twin's label in the same rounds: the A/A control
+(aa.py), the measure of this run's own noise.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import machine, registry, trials
+from . import aa, instructions, machine, registry, trials
 from .hosts import TrialHosts
 from .registry import Impl, Scenario, Workload
 from .topology import TopologyError
@@ -87,8 +89,10 @@ def run_trial(
     where: Placement,
     log_dir: Path,
     hosts: TrialHosts | None = None,
+    quantity: str = "time",
 ) -> dict:
-    """Run one trial; return the driver's JSON document or raise TrialFailed."""
+    """Run one trial; return the driver's JSON document or raise TrialFailed. quantity
+    "instructions": the implementation's instructions per operation (msgbench.instructions)."""
     ctx = trials.TrialContext(
         workload=w,
         scenario=s,
@@ -99,7 +103,8 @@ def run_trial(
         timeout_s=int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S)),
         hosts=hosts,
     )
-    doc = trial_kind(w, s).run(ctx)
+    kind = trial_kind(w, s)
+    doc = instructions.measure_trial(kind, ctx) if quantity == "instructions" else kind.run(ctx)
     if hosts is not None:
         doc.setdefault("hosts", hosts.description)
     return doc
@@ -113,6 +118,8 @@ class Measurements:
     failures: dict[tuple[str, str, str], str] = field(default_factory=dict)
     skipped: dict[tuple[str, str, str], str] = field(default_factory=dict)
     interrupted: bool = False
+    # (workload, scenario) -> the A/A pair measured there: {"subject", "twin", "chosen_as"}
+    aa: dict[tuple[str, str], dict] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,8 +164,10 @@ def measure(
     log_dir: Path,
     seed: int | None = None,
     on_trial: Callable[[TrialDone], None] | None = None,
+    quantity: str = "time",
 ) -> Measurements:
-    """Run every scenario of the plan: round 0 is the warm-up, then `repetitions` rounds."""
+    """Run every scenario of the plan: round 0 is the warm-up, then `repetitions` rounds.
+    quantity: what a trial measures, "time" (the driver's figures) or "instructions"."""
     rng = random.Random(seed)
     out = Measurements()
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -170,9 +179,22 @@ def measure(
                     out.skipped[(w.name, s.name, impl_id)] = why
                 if not chosen:
                     continue
+                chosen, pair = aa.with_twin(w, chosen)  # the A/A control, in the same rounds
+                if pair:
+                    out.aa[(w.name, s.name)] = pair
                 with _scenario_hosts(s) as hosts_or_failure:
                     _rounds(
-                        w, s, chosen, profile, where, log_dir, rng, out, on_trial, hosts_or_failure
+                        w,
+                        s,
+                        chosen,
+                        profile,
+                        where,
+                        log_dir,
+                        rng,
+                        out,
+                        on_trial,
+                        hosts_or_failure,
+                        quantity,
                     )
     except KeyboardInterrupt:
         out.interrupted = True
@@ -209,6 +231,7 @@ def _rounds(
     out: Measurements,
     on_trial: Callable[[TrialDone], None] | None,
     hosts: TrialHosts | str | None,
+    quantity: str = "time",
 ) -> None:
     """One scenario's rounds: round 0 is the discarded warm-up, then `repetitions` rounds, each
     in a freshly shuffled order of implementations."""
@@ -224,7 +247,7 @@ def _rounds(
             try:
                 if isinstance(hosts, str):  # the hosts could not be made: say why, per trial
                     raise TrialFailed(hosts)
-                doc = run_trial(w, s, impl, profile, where, log_dir, hosts)
+                doc = run_trial(w, s, impl, profile, where, log_dir, hosts, quantity)
             except TrialFailed as e:
                 out.failures[key] = f"round {round_no}: {e}"
             else:
@@ -248,11 +271,12 @@ def _rounds(
 
 
 def planned_trials(plan: Plan, profile: str) -> list[tuple[Workload, Scenario, Impl]]:
-    """Every trial the plan will run (warm-up rounds included), in no particular order."""
+    """Every trial the plan will run (warm-up rounds and the A/A twin's included), in no
+    particular order."""
     out = []
     for w, scenarios, impls in plan:
         for s in scenarios:
-            chosen, _ = runnable(w, s, impls)
+            chosen, _ = aa.with_twin(w, runnable(w, s, impls)[0])
             out += [(w, s, i) for i in chosen for _ in range(w.repetitions(profile) + 1)]
     return out
 

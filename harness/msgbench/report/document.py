@@ -3,7 +3,8 @@ run's results.json, in the order both renderings print them.
 
 Every cell is computed from the input: medians, intervals and flags as the run recorded them;
 ratios to the baseline floor (and the reference) bootstrapped from the recorded samples; rank
-tiers from the recorded intervals. Columns and charts are chosen by metric role (roles.py).
+tiers from the verdicts between pairs against this run's A/A noise (sections/noise.py). Columns
+and charts are chosen by metric role (roles.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from .sections import (
     conformance,
     environment,
     families,
+    instructions,
     matrices,
+    noise,
     published,
     ratio_charts,
     robustness,
@@ -37,8 +40,13 @@ HOW_TO_READ = (
     "(the least work the protocol allows, in C), with its own bootstrap interval: for a "
     "lower-is-better metric (latency, CPU, memory) a ratio below 1 is better, for a "
     "higher-is-better one (throughput) above 1 is better. "
-    "**Rank** tiers group implementations whose intervals overlap the tier's best: "
-    "`=2` means “shares tier 2”, and results in one tier are not ranked against each other. "
+    "**Rank**: two implementations are ranked apart only when the bootstrap CI of the ratio "
+    "of their medians, corrected for the scenario's number of pairs, lies wholly outside this "
+    "run's **A/A noise band** (one implementation measured twice, see “Noise of this run”); "
+    "otherwise they tie. A tier holds the best remaining implementation and every one that ties "
+    "with it: `=2` means “shares tier 2”, and results in one tier are not ranked against each "
+    "other. A declared **target** is met, MISSED, or undecided when the ratio's CI, widened "
+    "by the band, straddles its bound. "
     f"**noisy** flags a result whose interval is wider than {_CI:.0%} of its median or whose "
     f"coefficient of variation exceeds {_CV:.0%}: re-run it before reading much into it. "
     "Implementations are measured only after passing the conformance suite; **FAIL** means a "
@@ -59,6 +67,9 @@ def build(results: dict, with_charts: bool = True) -> Doc:
         run.get("started", ""),
     ]
     doc = Doc(f"msgbench report — {run.get('id', 'run')}", " · ".join(b for b in bits if b))
+    busy = environment.busy_banner(run)
+    if busy:
+        doc.blocks.append(Para(busy, "warn"))
     if run.get("interrupted"):
         doc.blocks.append(
             Para("**This run was interrupted**: it holds only what was measured before.", "warn")
@@ -102,10 +113,26 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
             "muted",
         )
     )
+    # The page lives beside the run folders (results/history/), so the link is relative.
+    doc.blocks.append(
+        Para(
+            f"Over runs: [history/{name}.html](../history/{name}.html), "
+            f"written by `./msgbench history {name}`",
+            "muted",
+        )
+    )
     for imp in absent:
         doc.blocks.append(Para(f"**{imp.id}** ({imp.lang_label}) — absent: {imp.absent}", "absent"))
+    counted = instructions.instructions(wl, impls, outcomes, results.get("run") or {})
+    if counted:  # before the scenarios: the caveat stands beside the first figures
+        doc.heading(3, "Instructions per operation", slug(name, "instructions"))
+        doc.blocks.extend(counted)
+    assessed = noise.assess_workload(wl, impls, outcomes, inputs.twin_outcomes(results, name))
+    if assessed:
+        doc.heading(3, "Noise of this run", slug(name, "noise"))
+        doc.blocks.extend(noise.noise_section(list(assessed.values())))
     for scen in wl.get("scenarios", []):
-        _scenario(doc, wl, scen, impls, outcomes, with_charts, absent)
+        _scenario(doc, wl, scen, impls, outcomes, with_charts, absent, assessed.get(scen["name"]))
 
     beside = side_by_side.side_by_side(wl, impls, outcomes, with_charts)
     if beside:
@@ -175,7 +202,14 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
 
 
 def _scenario(
-    doc: Doc, wl: dict, scen: dict, impls: list, outcomes: dict, with_charts: bool, absent: list
+    doc: Doc,
+    wl: dict,
+    scen: dict,
+    impls: list,
+    outcomes: dict,
+    with_charts: bool,
+    absent: list,
+    assessed: noise.Assessment | None = None,
 ) -> None:
     sname = scen["name"]
     defs = inputs.scenario_metrics(scen, outcomes, impls)
@@ -187,7 +221,7 @@ def _scenario(
     if scen.get("primary") not in defs:
         doc.blocks.append(Para(f"primary metric `{scen.get('primary')}` has no results"))
         return
-    doc.blocks.append(summary.summary_table(wl, scen, defs, impls, outcomes, absent))
+    doc.blocks.append(summary.summary_table(wl, scen, defs, impls, outcomes, absent, assessed))
     if with_charts:
         items = scenario_charts.scenario_charts(wl, scen, defs, impls, outcomes)
         doc.blocks.append(Charts(items))

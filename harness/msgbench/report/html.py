@@ -17,10 +17,12 @@ def stylesheet() -> str:
 
 
 def _inline(text: str) -> str:
-    """Escape, then turn `code` and **bold** into tags (the only markup paragraphs use)."""
+    """Escape, then turn `code`, **bold** and [text](relative/path) into tags (the only markup
+    paragraphs use; links stay relative: the page fetches nothing)."""
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"\[([^\]]+)\]\(([\w./-]+)\)", r'<a href="\2">\1</a>', out)
 
 
 def _cell(c: Cell, numeric: bool, tag: str = "td") -> str:

@@ -60,11 +60,13 @@ class Outcome:
 _STATUS_WEIGHT = {"ok": 0, "skipped": 1, "fail": 2}
 
 
-def outcomes(results: dict, workload: str) -> dict[tuple[str, str], Outcome]:
-    """{(scenario, impl): Outcome}; the worst status of an implementation's rows wins."""
+def outcomes(results: dict, workload: str, twins: bool = False) -> dict[tuple[str, str], Outcome]:
+    """{(scenario, impl): Outcome}; the worst status of an implementation's rows wins. The A/A
+    twin's rows are left out (it is not an implementation), or with twins=True they are the
+    only ones kept (sections.noise reads them)."""
     out: dict[tuple[str, str], Outcome] = {}
     for row in results.get("results", []):
-        if row.get("workload") != workload:
+        if row.get("workload") != workload or bool(row.get("aa_of")) != twins:
             continue
         key = (row["scenario"], row["impl"])
         o = out.setdefault(key, Outcome())
@@ -74,6 +76,11 @@ def outcomes(results: dict, workload: str) -> dict[tuple[str, str], Outcome]:
         if status == "ok" and row.get("median") is not None:
             o.rows[row["metric"]] = row
     return out
+
+
+def twin_outcomes(results: dict, workload: str) -> dict[str, Outcome]:
+    """{scenario: the A/A twin's Outcome} (its rows carry "aa_of": the subject)."""
+    return {s: o for (s, _), o in outcomes(results, workload, twins=True).items()}
 
 
 def impl_infos(results: dict, wl: dict) -> list[ImplInfo]:
@@ -96,6 +103,8 @@ def impl_infos(results: dict, wl: dict) -> list[ImplInfo]:
     languages = {m["impl"]: m.get("language", "") for m in results.get("metrics", [])}
     for section in ("results", "verify", "metrics"):
         for row in results.get(section, []):
+            if row.get("aa_of"):  # the A/A twin: the subject measured again, not an impl
+                continue
             if row.get("workload") == name and row["impl"] not in infos:
                 infos[row["impl"]] = ImplInfo(
                     row["impl"], languages.get(row["impl"], ""), "", "", {}, ""

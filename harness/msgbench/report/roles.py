@@ -3,8 +3,9 @@ its name: the summary table's columns and the charts are chosen by role.
 
 Roles: throughput, latency (with `percentile`, 100 = max), cpu (the implementation's CPU per
 unit of work), memory, load_cpu (the load generator's CPU), peer_cpu (a peer's CPU, e.g.
-Chromium's). Runs stored before workload.toml declared roles carry none; `legacy_role` infers
-them from the metric names those runs used, so old runs still render.
+Chromium's), instructions (per operation, counted under valgrind). Runs stored before
+workload.toml declared roles carry none; `legacy_role` infers them from the metric names those
+runs used, so old runs still render.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 
 from .. import charts
 
-ROLES = ("throughput", "latency", "cpu", "memory", "load_cpu", "peer_cpu")
+ROLES = ("throughput", "latency", "cpu", "memory", "load_cpu", "peer_cpu", "instructions")
 CPU_ROLES = ("cpu", "load_cpu", "peer_cpu")
 
 # Every metric name the workloads used before roles existed, with the role it now declares.

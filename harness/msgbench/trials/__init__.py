@@ -18,6 +18,7 @@ import json
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,12 +47,23 @@ class TrialContext:
     log_dir: Path
     timeout_s: int
     hosts: TrialHosts | None = None  # the scenario's hosts, set up by the runner
+    # Parameters that replace the scenario's and the implementation's own for this one trial
+    # (an instruction count runs the scenario at N and 2N operations: msgbench.instructions).
+    params: dict = field(default_factory=dict)
+    # Wraps the implementation's argv (e.g. under valgrind); every kind starts the
+    # implementation through impl_argv(), so a wrapper reaches it whatever the kind.
+    wrap: Callable[[list[str]], list[str]] | None = None
 
     def scenario_argv(self) -> list[str]:
         """The scenario's arguments for this profile, with the implementation's own parameters
-        for it where its impl.toml has them ([params.<scenario>.<profile>])."""
+        for it where its impl.toml has them ([params.<scenario>.<profile>]), then this
+        trial's `params`."""
         own = self.impl.params.get(self.scenario.name, {}).get(self.profile)
-        return self.scenario.argv(self.profile, own)
+        return self.scenario.argv(self.profile, {**(own or {}), **self.params})
+
+    def impl_argv(self, argv: list[str]) -> list[str]:
+        """The implementation's argv as this trial starts it (`wrap` applied)."""
+        return self.wrap(argv) if self.wrap else argv
 
     @property
     def stderr_log(self) -> Path:

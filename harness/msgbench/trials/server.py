@@ -32,7 +32,7 @@ class Server(TrialKind):
         return DriverCall(
             base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=options,
-            impl_argv=impl.argv(port),
+            impl_argv=ctx.impl_argv(impl.argv(port)),
         )
 
 

@@ -15,7 +15,7 @@ class Stdio(TrialKind):
         return DriverCall(
             base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=contract_options(ctx),
-            impl_argv=ctx.impl.argv(),
+            impl_argv=ctx.impl_argv(ctx.impl.argv()),
         )
 
 

@@ -42,7 +42,7 @@ class Capnp(TrialKind):
         return DriverCall(
             base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=options,
-            impl_argv=impl.argv(),
+            impl_argv=ctx.impl_argv(impl.argv()),
         )
 
 

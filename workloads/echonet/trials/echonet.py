@@ -39,7 +39,7 @@ class Echonet(TrialKind):
         return DriverCall(
             base=[*w.driver(s.driver), *ctx.scenario_argv()],
             options=options,
-            impl_argv=impl.argv(),
+            impl_argv=ctx.impl_argv(impl.argv()),
         )
 
 

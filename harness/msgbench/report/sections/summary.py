@@ -1,5 +1,8 @@
 """A scenario's summary table (ranked by the primary metric, with ratios, CPU and memory
-columns chosen by role) and its full table (every metric that is not a family member)."""
+columns chosen by role) and its full table (every metric that is not a family member).
+
+Ranks are tiers of the verdicts between pairs of implementations (noise.assess): two share a
+tier unless their difference clears this run's A/A noise band."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from ..cells import impl_cell, ratio_cell, status_cell, value_cell
 from ..inputs import ImplInfo, Outcome, metric_label
 from ..model import Cell, Table
 from ..roles import clock_caption, first_with_role, short_label
+from . import noise
 
 
 def summary_table(
@@ -17,10 +21,11 @@ def summary_table(
     impls: list[ImplInfo],
     outcomes: dict,
     absent: list[ImplInfo] = (),
+    assessed: noise.Assessment | None = None,
 ) -> Table:
     """`absent`: implementations whose manifest says the language has none (impl.toml
     `absent`); each gets one short row at the end, its reason being under the workload's
-    heading."""
+    heading. `assessed`: the scenario's noise.assess (computed here when not given)."""
     name, primary = scen["name"], scen["primary"]
     pdef = defs.get(primary, {})
     unit, better = pdef.get("unit", ""), pdef.get("better", "lower")
@@ -32,7 +37,9 @@ def summary_table(
         return outcomes.get((name, imp_id))
 
     ok = {i.id: o_of(i.id) for i in impls if o_of(i.id) and o_of(i.id).est(primary)}
-    tiers = stats.rank({k: o.rows[primary] for k, o in ok.items()}, better)
+    if assessed is None:
+        assessed = noise.assess(scen, defs, impls, outcomes)
+    tiers = assessed.tiers
     tier_no = stats.tier_of(tiers)
     tier_size = {n: len(t) for t in tiers for n in t}
     base_row = o_of(baseline).rows.get(primary) if baseline and baseline in ok else None
@@ -101,7 +108,8 @@ def summary_table(
     arrow = "lower is better" if better == "lower" else "higher is better"
     caption = (
         f"{name}: {metric_label(defs, primary)} ({unit}, {arrow}), median and 95% CI; "
-        "ratios are median ÷ the floor's median, with their 95% CI"
+        "ratios are median ÷ the floor's median, with their 95% CI; rank: "
+        + noise.caption_note(assessed)
     )
     clocks = clock_caption(scen, defs, [k for k in (primary, cpu) if k])
     if clocks:

@@ -1,0 +1,95 @@
+"""Publishing a run: a copy in published/<run-id>/ that is committed with the repository.
+
+The local store (results/) is a cache that a fresh clone does not have; a run the README or the
+docs cite is published so that its numbers, `msgbench report`, `history` and `compare` work
+from any clone. A published run is its run document (results.json, compact JSON: the same
+document the store holds) and report.md (the report's text tables). The HTML report with its
+charts is not committed: `msgbench report RUN` regenerates it from results.json.
+
+Size rule: a published run may take at most MAX_BYTES (both files together), so that the
+repository stays small as runs accumulate. Per-trial log files are never published.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths, report, store
+from .report import stored
+
+# 1 MiB per run: the largest full run of the lab so far (capnp, 24 scenarios x 6
+# implementations) takes about 0.4 MiB as compact JSON plus report.md; twice that leaves room
+# for runs with more scenarios and still keeps a hundred published runs under 100 MiB.
+MAX_BYTES = 1024 * 1024
+FILES = ("results.json", "report.md")
+
+
+class PublishError(Exception):
+    """A run that cannot be published (too large)."""
+
+
+@dataclass
+class Published:
+    run_id: str
+    folder: Path
+    size: int  # bytes of both files
+
+
+def relative(value):
+    """value with every absolute path into this checkout made relative to the repository root
+    (the implementations' argv, log paths in messages): a committed file names no path of the
+    machine that wrote it (scripts/check_paths.py), and the paths mean the same in any clone."""
+    if isinstance(value, str):
+        for root in dict.fromkeys([str(paths.ROOT), str(paths.ROOT.resolve())]):
+            value = value.replace(root + "/", "")
+        return value
+    if isinstance(value, list):
+        return [relative(v) for v in value]
+    if isinstance(value, dict):
+        return {k: relative(v) for k, v in value.items()}
+    return value
+
+
+def document_text(doc: dict) -> str:
+    """The run document as published: paths made relative, compact JSON, UTF-8."""
+    return json.dumps(relative(doc), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def report_text(doc: dict) -> str:
+    """report.md of a published run, headed by where its charts are."""
+    run_id = doc["run"]["id"]
+    head = (
+        f"_Published run (published/{run_id}/). The HTML report with charts: "
+        f"`./msgbench report {run_id}` writes results/{run_id}/report.html._\n\n"
+    )
+    # ready() completes a copy: the published results.json stays the document as measured.
+    text = report.render_md(stored.ready(json.loads(document_text(doc))))
+    # The report links the history page as seen from results/<run-id>/; from
+    # published/<run-id>/ that page is ../../results/history/ (written by `msgbench history`).
+    return head + text.replace("](../history/", "](../../results/history/")
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes of every file in a published run's folder."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def publish(run: str | None) -> Published:
+    """Copy a stored run (id or prefix; None: the latest) to published/<run-id>/.
+    Raises KeyError for an unknown run, PublishError when it would exceed MAX_BYTES."""
+    doc = store.load(run)
+    run_id = doc["run"]["id"]
+    texts = {"results.json": document_text(doc), "report.md": report_text(doc)}
+    size = sum(len(t.encode("utf-8")) for t in texts.values())
+    if size > MAX_BYTES:
+        raise PublishError(
+            f"run {run_id} would take {size / 1024:.0f} KiB in published/, more than the "
+            f"{MAX_BYTES / 1024:.0f} KiB a published run may take (docs/decisions.md)"
+        )
+    folder = paths.PUBLISHED / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return Published(run_id, folder, folder_size(folder))
