@@ -3,22 +3,48 @@ per scenario, the primary metric's median and its ratio to the workload's refere
 (redis-server) or, without one, to the baseline — both from the same run.
 
     .venv/bin/python scripts/readme_table.py [RUN-ID] [--floor] [--by-scenario]
+    .venv/bin/python scripts/readme_table.py --hostile HOSTILE-RUN-ID
 
 RUN-ID defaults to the latest stored run; --floor takes the ratios to the baseline even where
 the workload has a reference (echonet's reference, uecho, is a framework measured beside the
 lab's implementations, not the system they imitate). --by-scenario prints one row per scenario
-and one column per implementation instead (capnp's 24 scenarios).
+and one column per implementation instead (capnp's 24 scenarios). --hostile prints a
+`msgbench hostile` run's table instead (results/hostile-*/hostile.json): per implementation the
+well-behaved client's quiet p99, then under each probe its p99 and the server's RSS growth.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
-from msgbench import stats, store
+from msgbench import paths, stats, store
 from msgbench.charts import fmt_num, fmt_value
 
 
+def hostile_table(run_id: str) -> None:
+    doc = json.loads((paths.RESULTS / run_id / "hostile.json").read_text())
+    probes = list(dict.fromkeys(p["probe"] for v in doc["impls"].values() for p in v["probes"]))
+    print("| impl | quiet p99 | " + " | ".join(probes) + " |")
+    print("|---|---:|" + "---|" * len(probes))
+    for impl, v in sorted(doc["impls"].items()):
+        cells = []
+        for name in probes:
+            p = next((p for p in v["probes"] if p["probe"] == name), None)
+            if p is None:
+                cells.append("—")
+                continue
+            text = f"{p['client']['p99_ms']:.1f} ms, +{p['rss_growth_kb'] / 1024:.0f} MiB"
+            if p["client"].get("retries"):
+                text += f", {p['client']['retries']} re-asked"
+            cells.append(text if p["held"] else f"NOT HELD: {text}")
+        print(f"| {impl} | {v['quiet']['p99_ms']:.1f} ms | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--hostile"]:
+        hostile_table(sys.argv[2])
+        return
     args = [a for a in sys.argv[1:] if a not in ("--floor", "--by-scenario")]
     floor = "--floor" in sys.argv[1:]
     by_scenario = "--by-scenario" in sys.argv[1:]
