@@ -6,6 +6,10 @@ from any clone. A published run is its run document (results.json, compact JSON:
 document the store holds) and report.md (the report's text tables). The HTML report with its
 charts is not committed: `msgbench report RUN` regenerates it from results.json.
 
+A robustness run (`msgbench hostile`, `msgbench soak`: ids `hostile-...`, `soak-...`) is
+published as its one document, published/<run-id>/<kind>.json (paths made relative likewise),
+which the reports' Robustness sections read beside the local ones.
+
 Size rule: a published run may take at most MAX_BYTES (both files together), so that the
 repository stays small as runs accumulate. Per-trial log files are never published.
 """
@@ -24,6 +28,7 @@ from .report import stored
 # for runs with more scenarios and still keeps a hundred published runs under 100 MiB.
 MAX_BYTES = 1024 * 1024
 FILES = ("results.json", "report.md")
+ROBUSTNESS_KINDS = ("hostile", "soak")  # published as their one document, <kind>.json
 
 
 class PublishError(Exception):
@@ -76,12 +81,32 @@ def folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def files_of(run_id: str) -> tuple[str, ...]:
+    """The files a published run's folder holds."""
+    kind = run_id.split("-", 1)[0]
+    return (f"{kind}.json",) if kind in ROBUSTNESS_KINDS else FILES
+
+
+def _robustness_texts(run: str) -> tuple[str, dict[str, str]]:
+    kind = run.split("-", 1)[0]
+    path = paths.RESULTS / run / f"{kind}.json"
+    if not path.is_file():
+        raise KeyError(f"unknown {kind} run '{run}' (no {paths.rel(path)})")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return run, {f"{kind}.json": json.dumps(relative(doc), ensure_ascii=False, indent=1) + "\n"}
+
+
 def publish(run: str | None) -> Published:
-    """Copy a stored run (id or prefix; None: the latest) to published/<run-id>/.
-    Raises KeyError for an unknown run, PublishError when it would exceed MAX_BYTES."""
-    doc = store.load(run)
-    run_id = doc["run"]["id"]
-    texts = {"results.json": document_text(doc), "report.md": report_text(doc)}
+    """Copy a stored run (id or prefix; None: the latest) to published/<run-id>/: a benchmark
+    run's document and report.md, or a robustness run's document (full id: `hostile-...`,
+    `soak-...`). Raises KeyError for an unknown run, PublishError when it would exceed
+    MAX_BYTES."""
+    if run and run.split("-", 1)[0] in ROBUSTNESS_KINDS:
+        run_id, texts = _robustness_texts(run)
+    else:
+        doc = store.load(run)
+        run_id = doc["run"]["id"]
+        texts = {"results.json": document_text(doc), "report.md": report_text(doc)}
     size = sum(len(t.encode("utf-8")) for t in texts.values())
     if size > MAX_BYTES:
         raise PublishError(

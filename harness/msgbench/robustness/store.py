@@ -1,5 +1,6 @@
 """Where robustness runs are kept: results/<kind>-<run-id>/<kind>.json, beside the benchmark
-runs, with the machine, the commit and the command; `latest` finds the newest of a workload."""
+runs, with the machine, the commit and the command (`msgbench publish` copies one the docs cite
+to published/); `latest` finds the newest of a workload in either place."""
 
 from __future__ import annotations
 
@@ -23,8 +24,16 @@ def save(kind: str, doc: dict) -> Path:
 
 
 def latest(kind: str, workload: str) -> dict | None:
-    """The newest stored run of `kind` that covers `workload`, or None."""
-    found = sorted(paths.RESULTS.glob(f"{kind}-*/{kind}.json"), reverse=True)
+    """The newest run of `kind` that covers `workload`, stored here or published (committed:
+    published/<run-id>/<kind>.json, what a fresh clone has), or None."""
+    found = sorted(
+        [
+            *paths.RESULTS.glob(f"{kind}-*/{kind}.json"),
+            *paths.PUBLISHED.glob(f"{kind}-*/{kind}.json"),
+        ],
+        key=lambda p: p.parent.name,
+        reverse=True,
+    )
     for path in found:
         doc = json.loads(path.read_text())
         if doc.get("workload") == workload:
