@@ -466,6 +466,34 @@ def bar_chart(
         return _svg(fig)
 
 
+def _line_with_band(ax, pts: list[tuple], color: str, k: int, label: str | None) -> None:
+    """One implementation's line through (x, median, ci_lo, ci_hi, ...) points, its 95% CI as a
+    shaded band, or as a whisker where only one point has an interval (a band needs two)."""
+    ax.plot(
+        [p[0] for p in pts],
+        [p[1] for p in pts],
+        color=color,
+        linestyle=_LINESTYLES[k % len(_LINESTYLES)],
+        marker=_MARKERS[k % len(_MARKERS)],
+        markersize=3.5,
+        linewidth=1.6,
+        label=label,
+    )
+    band = [p for p in pts if p[2] is not None and p[3] is not None]
+    if len(band) > 1:
+        ax.fill_between(
+            [p[0] for p in band],
+            [p[2] for p in band],
+            [p[3] for p in band],
+            color=color,
+            alpha=0.15,
+            linewidth=0,
+        )
+    elif band:
+        p = band[0]
+        ax.errorbar(p[0], p[1], yerr=[[p[1] - p[2]], [p[3] - p[1]]], color=color, capsize=3)
+
+
 def sweep_chart(
     impls: Sequence[ChartImpl],
     series: Mapping[str, Sequence[tuple[float, float, float | None, float | None]]],
@@ -493,28 +521,7 @@ def sweep_chart(
                 continue
             k = styles[imp.id]
             color = color_for(imp.language, imp.role)
-            x = [p[0] for p in pts]
-            y = [p[1] for p in pts]
-            ax.plot(
-                x,
-                y,
-                color=color,
-                linestyle=_LINESTYLES[k % len(_LINESTYLES)],
-                marker=_MARKERS[k % len(_MARKERS)],
-                markersize=3.5,
-                linewidth=1.6,
-                label=imp.id,
-            )
-            band = [p for p in pts if p[2] is not None and p[3] is not None]
-            if band:
-                ax.fill_between(
-                    [p[0] for p in band],
-                    [p[2] for p in band],
-                    [p[3] for p in band],
-                    color=color,
-                    alpha=0.15,
-                    linewidth=0,
-                )
+            _line_with_band(ax, pts, color, k, imp.id)
             drawn += 1
         if logx:
             ax.set_xscale("log")
@@ -664,31 +671,7 @@ def history_chart(
                 else:
                     runs.append([p])
             for i, seg in enumerate(runs):
-                ax.plot(
-                    [p[0] for p in seg],
-                    [p[1] for p in seg],
-                    color=color,
-                    linestyle=_LINESTYLES[k % len(_LINESTYLES)],
-                    marker=_MARKERS[k % len(_MARKERS)],
-                    markersize=3.5,
-                    linewidth=1.6,
-                    label=imp.id if i == 0 else None,
-                )
-                band = [p for p in seg if p[2] is not None and p[3] is not None]
-                if len(band) > 1:
-                    ax.fill_between(
-                        [p[0] for p in band],
-                        [p[2] for p in band],
-                        [p[3] for p in band],
-                        color=color,
-                        alpha=0.15,
-                        linewidth=0,
-                    )
-                elif band:  # a lone run: its interval as a whisker
-                    p = band[0]
-                    ax.errorbar(
-                        p[0], p[1], yerr=[[p[1] - p[2]], [p[3] - p[1]]], color=color, capsize=3
-                    )
+                _line_with_band(ax, seg, color, k, imp.id if i == 0 else None)
             drawn += 1
         by_x = {(imp, x) for imp, x in marks}
         for imp_id, x in sorted(by_x):
