@@ -4,6 +4,7 @@ per scenario, the primary metric's median and its ratio to the workload's refere
 
     .venv/bin/python scripts/readme_table.py [RUN-ID] [--floor] [--by-scenario]
     .venv/bin/python scripts/readme_table.py --hostile HOSTILE-RUN-ID
+    .venv/bin/python scripts/readme_table.py --soak SOAK-RUN-ID...
 
 RUN-ID defaults to the latest stored run; --floor takes the ratios to the baseline even where
 the workload has a reference (echonet's reference, uecho, is a framework measured beside the
@@ -11,6 +12,8 @@ lab's implementations, not the system they imitate). --by-scenario prints one ro
 and one column per implementation instead (capnp's 24 scenarios). --hostile prints a
 `msgbench hostile` run's table instead (results/hostile-*/hostile.json): per implementation the
 well-behaved client's quiet p99, then under each probe its p99 and the server's RSS growth.
+--soak prints one row per implementation of each `msgbench soak` run named: its verdict, the
+operations checked, and RSS and descriptor growth after the warm-up.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from msgbench.charts import fmt_num, fmt_value
 
 
 def hostile_table(run_id: str) -> None:
-    doc = json.loads((paths.RESULTS / run_id / "hostile.json").read_text())
+    doc = robustness_doc(run_id, "hostile")
     probes = list(dict.fromkeys(p["probe"] for v in doc["impls"].values() for p in v["probes"]))
     print("| impl | quiet p99 | " + " | ".join(probes) + " |")
     print("|---|---:|" + "---|" * len(probes))
@@ -41,9 +44,34 @@ def hostile_table(run_id: str) -> None:
         print(f"| {impl} | {v['quiet']['p99_ms']:.1f} ms | " + " | ".join(cells) + " |")
 
 
+def robustness_doc(run_id: str, kind: str) -> dict:
+    """A hostile or soak run's document: the local store's, else the published copy."""
+    for root in (paths.RESULTS, paths.PUBLISHED):
+        path = root / run_id / f"{kind}.json"
+        if path.is_file():
+            return json.loads(path.read_text())
+    raise SystemExit(f"no {kind} run {run_id} in results/ or published/")
+
+
+def soak_table(run_ids: list[str]) -> None:
+    print("| workload | impl | verdict | operations checked | RSS growth | descriptors |")
+    print("|---|---|---|---:|---:|---:|")
+    for run_id in run_ids:
+        doc = robustness_doc(run_id, "soak")
+        for impl, row in doc["impls"].items():
+            verdict = "passed" if row["ok"] else "FAILED: " + "; ".join(row["reasons"])
+            print(
+                f"| {doc['workload']} | {impl} | {verdict} | {row['operations']:,} | "
+                f"+{row['rss_growth_kb'] / 1024:.1f} MiB | {row['fd_growth']:+d} |"
+            )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--hostile"]:
         hostile_table(sys.argv[2])
+        return
+    if sys.argv[1:2] == ["--soak"]:
+        soak_table(sys.argv[2:])
         return
     args = [a for a in sys.argv[1:] if a not in ("--floor", "--by-scenario")]
     floor = "--floor" in sys.argv[1:]

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -366,3 +367,17 @@ def test_every_committed_published_run_keeps_the_size_rule(folder: Path):
 def test_new_commands_have_help(command):
     r = cli(command, "--help")
     assert r.exit_code == 0 and "Usage" in r.output
+
+
+def test_published_documents_name_no_soak_scratch_folder():
+    """A soak's scratch folder has a random absolute name (soak.fd_kinds keyed descriptors by
+    it before issue 13): publish writes it `<soak>/`, in keys as in values."""
+    scratch = f"{tempfile.gettempdir()}/msgbench-soak-ab12_x"
+    doc = {
+        "fd_kinds_end": {f"{scratch}/server.log": 2, "socket": 3},
+        "note": f"{scratch}/proxy.err",
+    }
+    assert publish.relative(doc) == {
+        "fd_kinds_end": {"<soak>/server.log": 2, "socket": 3},
+        "note": "<soak>/proxy.err",
+    }

@@ -220,14 +220,19 @@ def _file(path: Path):
         return os.dup(f.fileno())
 
 
-def fd_kinds(pid: int) -> dict[str, int]:
-    """Open descriptors by kind (socket, pipe, anon_inode:[eventpoll], /dev/null...)."""
+def fd_kinds(pid: int, scratch: Path | None = None) -> dict[str, int]:
+    """Open descriptors by kind (socket, pipe, anon_inode:[eventpoll], /dev/null...). A file in
+    the soak's own scratch folder is named relative to it (`<soak>/server.log`): the folder's
+    random name means nothing once the soak has ended, and a published run names no path of
+    the machine that measured it."""
     kinds: dict[str, int] = {}
     with contextlib.suppress(OSError):
         for fd in os.listdir(f"/proc/{pid}/fd"):
             with contextlib.suppress(OSError):
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")
                 kind = target.split(":[")[0] if ":[" in target else target
+                if scratch is not None and kind.startswith(f"{scratch}/"):
+                    kind = "<soak>/" + kind[len(str(scratch)) + 1 :]
                 kinds[kind] = kinds.get(kind, 0) + 1
     return dict(sorted(kinds.items()))
 
@@ -382,7 +387,7 @@ def soak_tcp(kind: str, impl, seconds: float, seed: int, cpu: int) -> dict:
                              stderr=subprocess.STDOUT)  # fmt: skip
         _wait_tcp(srv, port, server, tmp / "server.log")
         fds_start = _quiet_fds(server.pid)  # once the readiness probe's connection is closed
-        row["fd_kinds_start"] = fd_kinds(server.pid)
+        row["fd_kinds_start"] = fd_kinds(server.pid, tmp)
         proxy = procs.start(srv_proxy_argv(cli, "tcp", f"{srv.addr}:{port}", tmp, seed),
                             stdout=subprocess.PIPE, stderr=_file(tmp / "proxy.err"))  # fmt: skip
         pport = int(_ready_line(proxy, "the fault proxy").split()[1])
@@ -402,7 +407,7 @@ def soak_tcp(kind: str, impl, seconds: float, seed: int, cpu: int) -> dict:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proxy.wait(10)
             fds_end = _settled_fds(server.pid, fds_start)
-            row["fd_kinds_end"] = fd_kinds(server.pid)
+            row["fd_kinds_end"] = fd_kinds(server.pid, tmp)
             row["tcp_states_end"] = tcp_states(srv, port)
         row.update(growth(sampler.samples, t0, t1))
         row.update(fds_start=fds_start, fds_end=fds_end, fd_growth=fds_end - fds_start,

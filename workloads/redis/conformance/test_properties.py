@@ -135,9 +135,13 @@ def test_info_sections(server):
     assert "# Keyspace" in one and "# Server" not in one
 
 
+@pytest.mark.beyond_reference
 def test_info_avg_ttl_is_never_negative(server):
     """Found by difffuzz.py: TTLs near the largest expire time summed past i64 (Rust printed
-    avg_ttl=-3074457345492218872). avg_ttl is an estimate, but a non-negative one."""
+    avg_ttl=-3074457345492218872). avg_ttl is an estimate, but a non-negative one. redis-server
+    7.0 itself overflows the same way once its expire cycle has sampled the keys (seen:
+    avg_ttl=-1168293791334939168, depending on when its timer ran), so it is n/a there: the
+    test would pass or fail with the timing of the reference's cron."""
     for key in ("a", "b", "c"):
         call(server, "SET", key, "1", "EX", "4611686018427387")
     text = call(server, "INFO", "keyspace").decode()
