@@ -62,7 +62,7 @@ def soak_table(run_ids: list[str]) -> None:
             verdict = "passed" if row["ok"] else "FAILED: " + "; ".join(row["reasons"])
             print(
                 f"| {doc['workload']} | {impl} | {verdict} | {row['operations']:,} | "
-                f"+{row['rss_growth_kb'] / 1024:.1f} MiB | {row['fd_growth']:+d} |"
+                f"{row['rss_growth_kb'] / 1024:+.1f} MiB | {row['fd_growth']:+d} |"
             )
 
 
