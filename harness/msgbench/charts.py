@@ -466,6 +466,17 @@ def bar_chart(
         return _svg(fig)
 
 
+def _value_axis(ax, unit: str, logy: bool, drawn: int) -> None:
+    """The y axis of a chart of medians: log scale with plain ticks, or linear from zero when
+    anything was drawn (a ratio read off a cut axis misleads), ticks in the metric's unit."""
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    elif drawn:
+        ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(_tick_formatter(unit))
+
+
 def _line_with_band(ax, pts: list[tuple], color: str, k: int, label: str | None) -> None:
     """One implementation's line through (x, median, ci_lo, ci_hi, ...) points, its 95% CI as a
     shaded band, or as a whisker where only one point has an interval (a band needs two)."""
@@ -531,12 +542,7 @@ def sweep_chart(
                 ax.set_xticks(xs)
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
                 ax.xaxis.set_minor_formatter(NullFormatter())
-        if logy:
-            ax.set_yscale("log")
-            ax.yaxis.set_minor_formatter(NullFormatter())
-        elif drawn:
-            ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(_tick_formatter(unit))
+        _value_axis(ax, unit, logy, drawn)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(_better_label(label, unit, better))
         if drawn:
@@ -682,12 +688,7 @@ def history_chart(
         ax.set_xticks(range(len(labels)), list(labels), fontsize=7)
         ax.set_xlim(-0.5, max(len(labels) - 0.5, 0.5))
         ax.grid(axis="x", visible=False)
-        if logy:
-            ax.set_yscale("log")
-            ax.yaxis.set_minor_formatter(NullFormatter())
-        elif drawn:
-            ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(_tick_formatter(unit))
+        _value_axis(ax, unit, logy, drawn)
         ax.set_xlabel("run (commit, profile; * = uncommitted changes), oldest first")
         ax.set_ylabel(_better_label(label, unit, better) + (", log scale" if logy else ""))
         if drawn:
