@@ -170,6 +170,46 @@ def test_a_target_against_the_fastest_of_a_group_picks_the_best_median_of_the_ru
     assert rows["c"][-1].startswith("met") and rows["go"][-1].startswith("MISSED")
 
 
+def test_a_target_held_by_each_languages_best_variant_against_another_implementation():
+    wl = {
+        **WL,
+        "targets": [
+            {
+                "scenario": "seed",
+                "metric": "wall_it",
+                "best_of_languages": ["c", "go"],
+                "against": "base",
+                "max_ratio": 1.2,
+            },
+            {
+                "scenario": "seed",
+                "metric": "wall_it",
+                "impls": ["go"],
+                "against": "c",
+                "max_ratio": 1.6,
+            },
+        ],
+    }
+    impls = [info("base", role="baseline"), info("c"), info("c-fast"), info("go", "go")]
+    outcomes = {
+        ("seed", "base"): ok(wall_it=[100, 101, 99, 100, 102]),
+        ("seed", "c"): ok(wall_it=[300, 301, 299, 300, 302]),
+        ("seed", "c-fast"): ok(wall_it=[105, 106, 104, 105, 107]),
+        ("seed", "go"): ok(wall_it=[150, 149, 151, 150, 152]),
+    }
+    rows = cells(targets.targets_table(wl, outcomes, impls))
+    by = {r[2]: r for r in rows}
+    # The slower c host does not decide C's verdict: its faster variant does.
+    assert by["best c: c-fast"][-1].startswith("met")
+    assert by["best go: go"][-1].startswith("MISSED")
+    # Against one implementation: go ÷ c = 0.5, within 1.6×.
+    assert "c" in by["go"][3] and by["go"][-1].startswith("met")
+    # A language with no implementation measured in the run is said so, not dropped.
+    wl["targets"][0]["best_of_languages"] = ["rust"]
+    rows = cells(targets.targets_table(wl, outcomes, impls))
+    assert rows[0][2] == "best rust" and rows[0][-1] == "not measured"
+
+
 def test_known_deviations_show_as_such_not_as_failures():
     results = {
         "verify": [

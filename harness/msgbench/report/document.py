@@ -159,7 +159,7 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
         doc.heading(3, "The seed's claims, measured", slug(name, "seed"))
         doc.blocks.extend(claims)
 
-    bounds = targets.targets_table(wl, outcomes)
+    bounds = targets.targets_table(wl, outcomes, impls)
     if bounds:
         doc.heading(3, "Targets", slug(name, "targets"))
         doc.blocks.append(bounds)

@@ -1,7 +1,8 @@
-"""workload.toml [[targets]]: bounds on implementation ÷ floor (or ÷ reference) ratios, checked
-against this run's measurements: met, MISSED, or undecided when the ratio's 95% CI, widened by
-the scenario's A/A noise band, straddles the bound (stats.bound_verdict). Each row is a
-question of its own: no correction across targets."""
+"""workload.toml [[targets]]: bounds on implementation ÷ floor (or ÷ reference, ÷ another
+implementation, ÷ the fastest of a group) ratios, checked against this run's measurements: met,
+MISSED, or undecided when the ratio's 95% CI, widened by the scenario's A/A noise band, straddles
+the bound (stats.bound_verdict). Each row is a question of its own: no correction across
+targets."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ from ..model import Cell, Table
 from ..roles import short_label
 
 
-def targets_table(wl: dict, outcomes: dict) -> Table | None:
+def targets_table(wl: dict, outcomes: dict, impls: list | None = None) -> Table | None:
     """Each target a bound on the ratio implementation ÷ baseline (or ÷ reference,
-    `against = "reference"`, or ÷ the best of a group, `against = "fastest"` with `among`) for
-    one metric of one scenario."""
+    `against = "reference"`; ÷ the best of a group, `against = "fastest"` with `among`; ÷ one
+    implementation, `against = "<its id>"`) for one metric of one scenario. The implementations
+    held to it are `impls`, and with `best_of_languages` each listed language's best variant in
+    this run (its best median of the metric): "the best C host is within 0.7× of the floor" is a
+    claim about the language's choice of library, not about one folder. `impls` (the run's
+    ImplInfo list) gives the languages; without it only `impls` targets are checked."""
     targets = wl.get("targets") or []
     if not targets:
         return None
@@ -32,13 +37,20 @@ def targets_table(wl: dict, outcomes: dict) -> Table | None:
             label = f"the best of {', '.join(t.get('among') or t.get('impls', []))}"
             if not baseline:
                 continue
-        else:
+        elif against in ("baseline", "reference"):
             baseline = wl.get(against) or ""
             label = baseline
+        else:
+            baseline = label = against
         if not baseline:
             continue
         base = outcomes.get((scen, baseline))
-        for impl in t.get("impls", []):
+        held = [(impl, impl) for impl in t.get("impls", [])] + [
+            (f"best {lang}: {best}" if best else f"best {lang}", best)
+            for lang in t.get("best_of_languages", [])
+            for best in [_best(outcomes, scen, metric, _of_language(impls, lang), d)]
+        ]
+        for shown_as, impl in held:
             o = outcomes.get((scen, impl))
             lo_bound, hi_bound = t.get("min_ratio"), t.get("max_ratio")
             bound = (f"≤ {fmt_num(hi_bound)}×" if hi_bound is not None else "") + (
@@ -47,7 +59,7 @@ def targets_table(wl: dict, outcomes: dict) -> Table | None:
             head = [
                 Cell(scen),
                 Cell(short_label(metric, d, use_label=False)),
-                Cell(impl, "impl"),
+                Cell(shown_as, "impl"),
                 Cell(f"{bound} {label}" + (f" ({baseline})" if label != baseline else ""), "num"),
             ]
             if o is None or (scen, baseline) not in outcomes:
@@ -93,6 +105,12 @@ def _trials(*rows: dict) -> int | None:
     """The fewest trials behind a ratio (None when the rows do not say)."""
     known = [r.get("n") or len(r.get("samples") or []) for r in rows]
     return min(known) if all(known) else None
+
+
+def _of_language(impls: list | None, language: str) -> list[str]:
+    """The ids of `language`'s implementations of the lab (its variants; neither the floor nor
+    the reference nor an A/A twin)."""
+    return [i.id for i in impls or [] if i.language == language and not i.role]
 
 
 def _best(outcomes: dict, scen: str, metric: str, among: list[str], d: dict) -> str:
