@@ -52,6 +52,12 @@ class GuardedBuilder {
     [[nodiscard]] Refusal refusal() const {
         return refusal_;
     }
+    // Whether a string or key holds a byte 0x1A..0x1F, which only CappedWriter's slow path
+    // writes correctly (see write_string). Found by the same pass as the UTF-8 check, so the
+    // writer need not scan every string again.
+    [[nodiscard]] bool saw_control_1a_to_1f() const {
+        return saw_control_1a_to_1f_;
+    }
 
     bool Null() {
         return doc_.Null();
@@ -106,10 +112,10 @@ class GuardedBuilder {
         return doc_.Double(d);
     }
     bool String(const char *str, SizeType length, bool copy) {
-        return check_string(str, length) && doc_.String(str, length, copy);
+        return accept_string(str, length) && doc_.String(str, length, copy);
     }
     bool Key(const char *str, SizeType length, bool copy) {
-        return check_string(str, length) && doc_.Key(str, length, copy);
+        return accept_string(str, length) && doc_.Key(str, length, copy);
     }
     bool StartObject() {
         return enter() && doc_.StartObject();
@@ -134,17 +140,20 @@ class GuardedBuilder {
         }
         return true;
     }
-    bool check_string(const char *str, SizeType length) {
-        if (!is_valid_utf8({str, length})) {
+    bool accept_string(const char *str, SizeType length) {
+        const StringCheck check = check_string({str, length});
+        if (!check.utf8) {
             refusal_ = Refusal::not_utf8;
             return false;
         }
+        saw_control_1a_to_1f_ = saw_control_1a_to_1f_ || check.control_1a_to_1f;
         return true;
     }
 
     rapidjson::Document &doc_;
     std::size_t depth_ = 0;
     Refusal refusal_ = Refusal::none;
+    bool saw_control_1a_to_1f_ = false;
 };
 
 std::string describe(const rapidjson::ParseResult &result, GuardedBuilder::Refusal refusal) {
@@ -218,12 +227,14 @@ bool write_string(rapidjson::Writer<rapidjson::StringBuffer> &writer, const char
 
 // Passes the events of Value::Accept on to the writer but stops, before writing, at the first
 // string or value that would take the reply past kMaxReplyBytes: an echo of a 64 MiB string
-// costs a size check, not a 64 MiB buffer.
+// costs a size check, not a 64 MiB buffer. `strings_may_hold_1a_to_1f` is false when the parse
+// found no byte 0x1A..0x1F in any string: RapidJSON's writer then writes every string correctly
+// and none needs write_string's scan.
 class CappedWriter {
   public:
     CappedWriter(rapidjson::Writer<rapidjson::StringBuffer> &writer,
-                 const rapidjson::StringBuffer &out)
-        : writer_(writer), out_(out) {}
+                 const rapidjson::StringBuffer &out, bool strings_may_hold_1a_to_1f)
+        : writer_(writer), out_(out), strings_may_hold_1a_to_1f_(strings_may_hold_1a_to_1f) {}
 
     bool Null() {
         return fits(4) && writer_.Null();
@@ -250,10 +261,10 @@ class CappedWriter {
         return fits(length) && writer_.RawNumber(str, length, copy);
     }
     bool String(const char *str, SizeType length, bool /*copy*/) {
-        return fits(length) && write_string(writer_, str, length);
+        return fits(length) && write(str, length);
     }
     bool Key(const char *str, SizeType length, bool /*copy*/) {
-        return fits(length) && write_string(writer_, str, length);
+        return fits(length) && write(str, length);
     }
     bool StartObject() {
         return fits(1) && writer_.StartObject();
@@ -280,9 +291,14 @@ class CappedWriter {
         too_big_ = out_.GetSize() + bytes > kMaxReplyBytes;
         return !too_big_;
     }
+    bool write(const char *str, SizeType length) {
+        return strings_may_hold_1a_to_1f_ ? write_string(writer_, str, length)
+                                          : writer_.String(str, length);
+    }
 
     rapidjson::Writer<rapidjson::StringBuffer> &writer_;
     const rapidjson::StringBuffer &out_;
+    bool strings_may_hold_1a_to_1f_;
     bool too_big_ = false;
 };
 
@@ -334,10 +350,12 @@ std::string_view Responder::respond(std::span<char> request) {
     rapidjson::InsituStringStream stream(request.data());
     rapidjson::ParseResult result;
     auto refusal = GuardedBuilder::Refusal::none;
+    strings_hold_1a_to_1f_ = true; // until the parse has looked at every string
     auto parse = [&](rapidjson::Document &target) {
         GuardedBuilder builder(target);
         result = reader_.Parse<kParseFlags>(stream, builder);
         refusal = builder.refusal();
+        strings_hold_1a_to_1f_ = builder.saw_control_1a_to_1f();
         return !result.IsError();
     };
     doc.Populate(parse);
@@ -390,7 +408,7 @@ std::string_view Responder::echo(const rapidjson::Value &data) {
     writer_.Key("op");
     writer_.String("echo");
     writer_.Key("data");
-    CappedWriter capped(writer_, out_);
+    CappedWriter capped(writer_, out_, strings_hold_1a_to_1f_);
     const bool written = data.Accept(capped) && writer_.EndObject();
     if (capped.too_big()) {
         return error("the echo reply would exceed the 1 MiB reply limit");

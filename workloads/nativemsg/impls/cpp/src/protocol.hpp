@@ -60,6 +60,8 @@ class Responder {
     rapidjson::StringBuffer out_;
     rapidjson::Writer<rapidjson::StringBuffer> writer_;
     std::string filler_;
+    // Whether a string of the request last parsed holds a byte 0x1A..0x1F (see CappedWriter).
+    bool strings_hold_1a_to_1f_ = false;
 };
 
 } // namespace nativemsg

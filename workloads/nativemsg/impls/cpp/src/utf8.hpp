@@ -10,6 +10,14 @@ namespace nativemsg {
 // surrogates (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequences.
 bool is_valid_utf8(std::string_view text) noexcept;
 
+// What the host must know about each decoded request string, found in one pass over it (a 64 KiB
+// echo spends more time in the host's own scans than in RapidJSON's parse when each is a pass).
+struct StringCheck {
+    bool utf8;             // is_valid_utf8(text)
+    bool control_1a_to_1f; // text holds a byte 0x1A..0x1F (see find_control_1a_to_1f)
+};
+StringCheck check_string(std::string_view text) noexcept;
+
 // Index of the first byte 0x1A..0x1F in `text`, or std::string_view::npos. RapidJSON 1.1.0's SIMD
 // string scanners (reader and writer, SSE2 and SSE4.2 builds alike) take "below 0x1A" for "below
 // 0x20", so they let these six control characters through unescaped: a raw one inside a request

@@ -100,6 +100,35 @@ TEST(Utf8, EveryPositionOfTheFastPath) {
     }
 }
 
+TEST(Utf8, CheckStringReportsControlCharacters1AThrough1FAtEveryPosition) {
+    // One pass does both checks: a control byte must be seen in a pure ASCII block, in a block
+    // with multi-byte sequences before or after it, and in the tail; its neighbours must not count.
+    for (const std::string_view around : {"a", "\xC3\xA9", "\xF0\x9F\x98\x80"}) {
+        for (std::size_t before = 0; before < 200; before += around.size()) {
+            std::string text(" ");
+            while (text.size() <= before) {
+                text += around;
+            }
+            const std::size_t at = text.size();
+            text += '\x19';
+            while (text.size() < 300) {
+                text += around;
+            }
+            EXPECT_TRUE(check_string(text).utf8) << at;
+            EXPECT_FALSE(check_string(text).control_1a_to_1f) << at;
+            for (char c = 0x1A; c <= 0x1F; ++c) {
+                text[at] = c;
+                const StringCheck check = check_string(text);
+                EXPECT_TRUE(check.utf8) << at;
+                EXPECT_TRUE(check.control_1a_to_1f) << int{c} << " at " << at;
+                EXPECT_TRUE(check_string(std::string_view(text).substr(0, at + 1)).control_1a_to_1f)
+                    << int{c} << " at the end, " << at;
+            }
+        }
+    }
+    EXPECT_FALSE(check_string("\x1A \xFF").utf8);
+}
+
 TEST(Utf8, FindsControlCharacters1AThrough1FAtEveryPosition) {
     EXPECT_EQ(find_control_1a_to_1f(""), std::string_view::npos);
     // The neighbours of the range and every other control character are not reported.
