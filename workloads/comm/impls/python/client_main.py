@@ -156,16 +156,14 @@ class Client:
 
     def check_all(self, run: Run) -> None:
         """stream, receive side: every reply checked, then END or end of file."""
-        get, check = self.conn.get, self.check
+        get, check, expected, cid = self.conn.get, self.check, run.bodies.expected, self.id
         run.start_line.wait()
         try:
             for m in range(run.opt.messages):
                 reply = get()
                 # The common case inline; check() says what is wrong otherwise.
                 if (
-                    reply is None
-                    or reply[0] != REPLY
-                    or reply[1] != run.bodies.expected(self.id, m)
+                    reply is None or reply[0] != REPLY or reply[1] != expected(cid, m)
                 ) and not check(run, m, reply):
                     return
             self.last_ns = time.perf_counter_ns()

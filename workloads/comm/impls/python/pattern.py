@@ -27,14 +27,15 @@ class Bodies:
     def offset(self, client: int, message: int) -> int:
         return (client * 7 + message * 13) % PATTERN_PERIOD
 
+    # posted() and expected() run once per message: the offset is computed inline.
     def posted(self, client: int, message: int):
-        k = self.offset(client, message)
+        k = (client * 7 + message * 13) % PATTERN_PERIOD
         if self.table is not None:
             return self.table[k]
         return self._view[k : k + self.size]
 
     def expected(self, client: int, message: int) -> bytes:
-        k = self.offset(client, message)
+        k = (client * 7 + message * 13) % PATTERN_PERIOD
         if self.table is not None:
             return self.table[k]
         return self.tape[k : k + self.size]

@@ -120,6 +120,19 @@ func (c *Connector) CloseSend() error {
 }
 
 func (c *Connector) enqueue(o outgoing) error {
+	// Fast path while the send goroutine runs and the queue has room: one-case selects are
+	// a plain non-blocking receive (lock-free on an open channel) and send, where the
+	// three-case select below locks all three channels (a tenth of the client's own CPU time
+	// in a Test4 profile).
+	select {
+	case <-c.sendDone: // stopped: the select below says why
+	default:
+		select {
+		case c.sendQ <- o:
+			return nil
+		default:
+		}
+	}
 	select {
 	case c.sendQ <- o:
 		return nil
@@ -232,8 +245,14 @@ func (c *Connector) recvLoop(idle time.Duration) {
 			c.recvErr = c.readErr(truncated(err))
 			return
 		}
+		m := Message{Type: typ, Body: body}
+		select { // the non-blocking send first, as in enqueue
+		case c.recvQ <- m:
+			continue
+		default:
+		}
 		select {
-		case c.recvQ <- Message{Type: typ, Body: body}:
+		case c.recvQ <- m:
 		case <-c.closing:
 			return
 		}

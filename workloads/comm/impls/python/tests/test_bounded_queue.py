@@ -19,6 +19,29 @@ def test_fifo_and_get_many():
         q.get(timeout=0.01)
 
 
+def test_put_many_keeps_order_and_waits_once_while_full():
+    q = BoundedQueue(2)
+    q.put_many([])
+    q.put_many([1, 2, 3])  # room when it started: the bound is soft
+    assert q.qsize() == 3
+    done = threading.Event()
+
+    def producer():
+        q.put_many([4, 5])
+        done.set()
+
+    t = threading.Thread(target=producer)
+    t.start()
+    assert not done.wait(0.1), "put_many() into a full queue must wait"
+    assert q.get_many(5) == [1, 2, 3]
+    assert done.wait(5)
+    t.join()
+    assert q.get_many(5) == [4, 5]
+    q.close()
+    with pytest.raises(Closed):
+        q.put_many([6])
+
+
 def test_put_blocks_while_full_and_resumes_when_taken():
     q = BoundedQueue(2)
     q.put(1)

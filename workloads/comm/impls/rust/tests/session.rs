@@ -185,6 +185,35 @@ fn every_client_is_served_at_once_on_a_small_pool() {
 }
 
 #[test]
+fn recycled_bodies_carry_only_their_own_message() {
+    // Bodies come back through `buffer` (sent) and `release` (received) with their old
+    // content and capacity: a reply must still be exactly its message, shorter or longer.
+    let server = Server::start(1, 1 << 20);
+    let options = Options {
+        queue_depth: 4,
+        ..Options::default()
+    };
+    let conn = Connector::connect(server.addr, options).unwrap();
+    for round in 0..200usize {
+        let size = [4096, 10, 0, 70_000, 3000][round % 5];
+        let mut body = conn.buffer();
+        assert!(body.is_empty());
+        body.extend((0..size).map(|i| (i + round) as u8));
+        let expected = body.clone();
+        conn.post(Message::new(DEFAULT, body)).unwrap();
+        let reply = conn.get().unwrap().expect("a reply");
+        assert_eq!(
+            (reply.kind, &reply.body),
+            (REPLY, &expected),
+            "round {round}"
+        );
+        conn.release(reply.body);
+    }
+    conn.close(SessionEnd::End).unwrap();
+    assert_eq!(conn.get().unwrap().unwrap().kind, END);
+}
+
+#[test]
 fn many_concurrent_streams_get_their_own_replies() {
     let server = Server::start(4, 1 << 20);
     let pattern = std::sync::Arc::new(Pattern::new(4096));

@@ -52,3 +52,13 @@ func TestPercentilesNearestRank(t *testing.T) {
 		t.Fatal("percentiles of nothing")
 	}
 }
+
+func TestQueueLenBoundsTheBodiesInFlight(t *testing.T) {
+	for _, c := range []struct{ size, want int }{
+		{0, 1024}, {64, 1024}, {1024, 256}, {4096, 64}, {65536, 16}, {1 << 20, 16},
+	} {
+		if got := queueLen(c.size); got != c.want {
+			t.Errorf("queueLen(%d) = %d, want %d", c.size, got, c.want)
+		}
+	}
+}
