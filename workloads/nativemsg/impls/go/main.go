@@ -8,6 +8,7 @@
 //     the affinity mask and the cgroup limit to resize GOMAXPROCS while running;
 //   - decoratemappings=0: do not name each anonymous memory mapping with an extra prctl(2)
 //     (a debugging aid for /proc/PID/maps that costs one system call per mmap).
+// They are settings of a program, so every Go host repeats them in its own main.go.
 
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
@@ -15,22 +16,9 @@
 
 // Command nativemsg-go is the Go host of the msgbench nativemsg workload: a browser Native
 // Messaging host that answers ping, echo and fill requests on stdin/stdout (see SPEC.md).
+// Everything but the JSON library (host.go) is package nmhost, shared with go-go-json.
 package main
 
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
 func main() {
-	// Arguments are ignored: Chromium passes the caller's origin, Firefox the manifest path
-	// and extension id, and the answers do not depend on either.
-
-	// Without this, Go kills the process with SIGPIPE when a write to stdout finds the
-	// browser gone; ignored, the write fails with EPIPE and the host exits 1 with a
-	// message, as the spec asks. Ignore installs no handler goroutine.
-	signal.Ignore(syscall.SIGPIPE)
-
-	os.Exit(serve(os.Stdin, os.Stdout, os.Stderr))
+	host.Main() // never returns: it exits with the host's status (nmhost/main.go)
 }

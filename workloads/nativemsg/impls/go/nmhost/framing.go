@@ -1,4 +1,4 @@
-package main
+package nmhost
 
 // Framing: one Native Messaging frame is a 4-byte unsigned length in native byte order
 // (little-endian on every machine this lab runs on) followed by that many bytes of UTF-8

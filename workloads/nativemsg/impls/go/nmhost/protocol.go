@@ -1,24 +1,64 @@
-package main
+package nmhost
 
 // Protocol: turns one request body into one reply body (SPEC.md §2–3). Every request gets
 // exactly one reply; anything wrong with a request becomes an {"error": ...} reply, never a
 // crash, and no reply body ever exceeds maxReplyBody.
 //
-// JSON is encoding/json. Requests are decoded with json.Unmarshal into `any`, so numbers
-// become float64: the lab compares numbers as IEEE doubles (docs/decisions.md), so that is
-// equal as JSON. Decoder.UseNumber would keep number literals verbatim, but a Decoder copies
-// the body into its own growing buffer: about 20% slower on a 512 KiB echo, and up to twice
-// a 64 MiB request in extra memory. Unmarshal also rejects trailing data after the value,
+// JSON is the host's Codec: a library with encoding/json's API (encoding/json itself, or
+// github.com/goccy/go-json, a drop-in for it), chosen by the program (its host.go), which says
+// why it decodes and encodes as it does. Requests are decoded with Unmarshal into `any`, so
+// numbers become float64: the lab compares numbers as IEEE doubles (docs/decisions.md), so
+// that is equal as JSON. Both libraries' Unmarshal also reject trailing data after the value,
 // NaN/Infinity, and nesting deeper than 10,000 levels (with an error, not a stack overflow).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"unicode/utf8"
 )
+
+// Codec is the JSON library as the protocol uses it: Unmarshal into `any`, an Encoder, and the
+// library's own type-error type. It is built once, at start-up (NewCodec); each request then
+// costs one indirect call to decode and one interface call to encode, nothing per byte.
+type Codec struct {
+	unmarshal  func(data []byte, v any) error
+	newEncoder func(w io.Writer) Encoder
+	// typeErrorValue returns the Value of the library's *UnmarshalTypeError in err's chain.
+	typeErrorValue func(err error) (value string, ok bool)
+}
+
+// Encoder is the part of a json.Encoder the protocol uses.
+type Encoder interface {
+	Encode(v any) error
+	SetEscapeHTML(on bool)
+}
+
+// NewCodec makes a Codec of a library with encoding/json's API from its Unmarshal, its
+// NewEncoder and the Value field of its UnmarshalTypeError, e.g. for encoding/json:
+//
+//	NewCodec(json.Unmarshal, json.NewEncoder, func(e *json.UnmarshalTypeError) string { return e.Value })
+//
+// Unmarshal is called as it is, not through a wrapper.
+func NewCodec[E Encoder, T error](
+	unmarshal func(data []byte, v any) error,
+	newEncoder func(w io.Writer) E,
+	typeErrorValue func(T) string,
+) Codec {
+	return Codec{
+		unmarshal:  unmarshal,
+		newEncoder: func(w io.Writer) Encoder { return newEncoder(w) },
+		typeErrorValue: func(err error) (string, bool) {
+			var e T
+			if errors.As(err, &e) {
+				return typeErrorValue(e), true
+			}
+			return "", false
+		},
+	}
+}
 
 // pongBody is the constant reply to ping, kept pre-serialised: the hot path of the pingpong
 // scenarios costs no encoding at all.
@@ -51,19 +91,21 @@ type errorReply struct {
 	Error string `json:"error"`
 }
 
-// responder answers requests into a frameBuilder. It keeps one json.Encoder for the life of
-// the connection; the encoder writes straight into the frame behind the reserved header.
+// responder answers requests into a frameBuilder. It keeps one Encoder for the life of the
+// connection, writing into the frame behind the reserved header (encoding/json's straight in,
+// go-json's through a buffer of its own that it copies in with one Write).
 type responder struct {
-	out *frameBuilder
-	enc *json.Encoder
+	out   *frameBuilder
+	codec Codec
+	enc   Encoder
 }
 
-func newResponder(out *frameBuilder) *responder {
-	enc := json.NewEncoder(out)
+func newResponder(out *frameBuilder, codec Codec) *responder {
+	enc := codec.newEncoder(out)
 	// Keep '<', '>' and '&' as themselves: this is not HTML, and \u003c-style escapes only
 	// make echo replies longer (still equal as JSON either way).
 	enc.SetEscapeHTML(false)
-	return &responder{out: out, enc: enc}
+	return &responder{out: out, codec: codec, enc: enc}
 }
 
 // respond appends the reply to req to the frame being built, which the caller has reset.
@@ -77,17 +119,17 @@ func (r *responder) respond(req []byte) {
 // answer writes the reply to req, or returns the reason for an error reply (leaving the
 // body for respond to discard).
 func (r *responder) answer(req []byte) error {
-	// encoding/json would silently turn invalid UTF-8 into U+FFFD; the spec wants an error.
+	// encoding/json (and go-json) would silently turn invalid UTF-8 into U+FFFD; the spec
+	// wants an error.
 	if !utf8.Valid(req) {
 		return errors.New("request is not valid UTF-8")
 	}
 	var v any
-	if err := json.Unmarshal(req, &v); err != nil {
-		var rangeErr *json.UnmarshalTypeError
-		if errors.As(err, &rangeErr) {
+	if err := r.codec.unmarshal(req, &v); err != nil {
+		if literal, ok := r.codec.typeErrorValue(err); ok {
 			// Decoding into `any`, the only type error is a number that overflows a double
 			// (e.g. 1e400). Its message repeats the whole literal: keep it short.
-			return fmt.Errorf("request holds %s, outside the range of a double", cutShort(rangeErr.Value))
+			return fmt.Errorf("request holds %s, outside the range of a double", cutShort(literal))
 		}
 		return fmt.Errorf("request is not valid JSON: %v", err)
 	}
@@ -142,7 +184,7 @@ func (r *responder) echo(data any) error {
 	return nil
 }
 
-// minEncodedSize returns a lower bound on the length of v as encoding/json writes it, or
+// minEncodedSize returns a lower bound on the length of v as the encoder writes it, or
 // some number above limit once the bound passes limit (so a huge value is not walked whole).
 // Every term is a floor: a string is at least its bytes plus two quotes (escapes only add),
 // a number at least one digit; brackets, colons and commas are counted exactly.
@@ -229,7 +271,7 @@ func (r *responder) writeError(msg string) {
 	r.out.truncate(r.out.bodyLen() - 1) // the encoder's trailing '\n'
 }
 
-// kindOf names the JSON type of a value decoded by encoding/json, for error messages.
+// kindOf names the JSON type of a value decoded into `any`, for error messages.
 func kindOf(v any) string {
 	switch v.(type) {
 	case nil:
