@@ -21,12 +21,14 @@ import io
 import json
 import math
 import os
+import selectors
 import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
+import tty
 
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
@@ -216,9 +218,74 @@ def parse_csv(text: str) -> dict[str, dict]:
     return tests
 
 
-def run_benchmark(args: argparse.Namespace, timeout_s: float) -> tuple[dict, float, list[str]]:
+def stream_lines(
+    argv: list[str], cpus: list[int] | None, timeout_s: float, sample
+) -> tuple[list[tuple[str, int]], str, int]:
+    """Run `argv` with its stdout on a pseudo-terminal and read it line by line as it comes:
+    ([(line, sample() when the line arrived)], its stderr, its exit status).
+
+    redis-benchmark prints each test's CSV line when that test ends, with printf: into a pipe
+    stdio would hold every line until exit, on a terminal it flushes each one. A pty (not
+    `stdbuf -oL`, an LD_PRELOAD that a static build would silently ignore) makes the line
+    arrive while the next test has not started, so sampling the server's CPU clock then splits
+    its CPU per test. Raw mode: no \r added to the lines."""
+    master, slave = os.openpty()
+    try:
+        tty.setraw(slave)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            preexec_fn=pinned(cpus),
+        )
+    except OSError as e:
+        os.close(master)
+        raise TrialError(f"cannot start {argv[0]}: {e}") from None
+    finally:
+        os.close(slave)
+    deadline = time.monotonic() + timeout_s
+    lines: list[tuple[str, int]] = []
+    partial, err = b"", b""
+    sel = selectors.DefaultSelector()
+    sel.register(master, selectors.EVENT_READ)
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                proc.kill()
+                proc.wait()
+                raise TrialError(f"{argv[0]} did not finish within {timeout_s:.0f} s")
+            for key, _ in sel.select(min(left, 1.0)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except OSError:  # EIO: the pty's last writer has closed it
+                    chunk = b""
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                elif key.fd == master:
+                    now = sample()
+                    *complete, partial = (partial + chunk).split(b"\n")
+                    lines.extend((ln.decode(errors="replace"), now) for ln in complete)
+                else:
+                    err += chunk
+    finally:
+        sel.close()
+        os.close(master)
+        proc.stderr.close()
+    if partial:
+        lines.append((partial.decode(errors="replace"), sample()))
+    return lines, err.decode(errors="replace"), proc.wait()
+
+
+def run_benchmark(
+    args: argparse.Namespace, timeout_s: float, server_pid: int
+) -> tuple[dict, float, list[str]]:
     """(tests, load generator CPU seconds, argv). Fails on exit status or an Error line. The
-    load generator's CPU is its rusage, read once it has exited and been reaped (wait4)."""
+    load generator's CPU is its rusage, read once it has exited and been reaped (wait4). Each
+    test gets `cpu_us_per_req`: the server's CPU from the previous test's line (or the start)
+    to its own, per request (per_test_cpu)."""
     argv = [
         "redis-benchmark",
         "-h",
@@ -228,27 +295,36 @@ def run_benchmark(args: argparse.Namespace, timeout_s: float) -> tuple[dict, flo
         "--csv",
         *shlex.split(args.bench),
     ]
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=pinned(args.driver_cpus),
-        )
-    except OSError as e:
-        raise TrialError(f"cannot start redis-benchmark: {e}") from None
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise TrialError(f"redis-benchmark did not finish within {timeout_s:.0f} s") from None
+    start_ns = process_cpu_ns(server_pid)
+    lines, text_err, status = stream_lines(
+        argv, args.driver_cpus, timeout_s, lambda: process_cpu_ns(server_pid)
+    )
     usage = proc_usage_children()
-    text_err = err.decode(errors="replace")
-    if proc.returncode != 0 or "Error" in text_err:
+    if status != 0 or "Error" in text_err:
         line = next((ln for ln in text_err.splitlines() if "rror" in ln), text_err[-300:])
-        raise TrialError(f"redis-benchmark exit status {proc.returncode}: {line.strip()}")
-    return parse_csv(out.decode(errors="replace")), usage, argv
+        raise TrialError(f"redis-benchmark exit status {status}: {line.strip()}")
+    tests = parse_csv("".join(ln + "\n" for ln, _ in lines))
+    per_req = per_test_cpu(lines, start_ns, requests_per_test(args.bench))
+    for name, test in tests.items():
+        test["cpu_us_per_req"] = per_req.get(name)
+    return tests, usage, argv
+
+
+def per_test_cpu(lines: list[tuple[str, int]], start_ns: int, requests: int) -> dict[str, float]:
+    """Server CPU µs per request of each test, from the CPU clock read when each CSV line
+    arrived: a test's share is the CPU since the line before (the header arrives as the first
+    test starts, so the first test's share runs from `start_ns`, connecting its clients and
+    redis-benchmark's CONFIG GET included; each test also carries the closing of the previous
+    test's clients)."""
+    out: dict[str, float] = {}
+    before = start_ns
+    for line, cpu_ns in lines:
+        row = next(csv.reader([line]), [])
+        if len(row) < 8 or row[:2] == ["test", "rps"]:
+            continue
+        out[short_test_name(row[0])] = (cpu_ns - before) / 1e3 / requests
+        before = cpu_ns
+    return out
 
 
 _children_cpu_before = 0.0
@@ -287,7 +363,7 @@ def trial(args: argparse.Namespace) -> dict:
             # The window: from just before the load to just after it, the server alive at both.
             cpu_before = process_cpu_ns(server.pid)
             left = args.timeout_s - (time.monotonic() - started)
-            tests, client_cpu, bench_argv = run_benchmark(args, left)
+            tests, client_cpu, bench_argv = run_benchmark(args, left, server.pid)
             cpu_s = (process_cpu_ns(server.pid) - cpu_before) / 1e9
             peak = proc_status_kb(server.pid, "VmHWM")
             keys = dbsize(args.port) if args.count_keys else None

@@ -16,9 +16,11 @@ from driver import (
     cpu_list,
     parse_args,
     parse_csv,
+    per_test_cpu,
     process_cpu_ns,
     requests_per_test,
     short_test_name,
+    stream_lines,
 )
 
 CSV = (
@@ -36,6 +38,31 @@ def test_csv_rows_become_tests():
     assert tests["PING_INLINE"]["rps"] == 90909.09
     assert tests["PING_INLINE"]["p50_ms"] == 0.279 and tests["PING_INLINE"]["p99_ms"] == 0.583
     assert tests["LPUSH_LRANGE"]["rps"] is None  # "inf" with a tiny -n is not a rate
+
+
+def test_each_test_gets_the_server_cpu_since_the_line_before():
+    """The CPU clock read as each CSV line arrived, split per test: the header is skipped, the
+    first test counts from the start, the rest from the previous test's line."""
+    rows = CSV.splitlines()
+    lines = [(rows[0], 1_500), (rows[1], 3_000), (rows[2], 7_000), (rows[3], 8_000), ("", 9_000)]
+    per_req = per_test_cpu(lines, 1_000, requests=2)
+    assert per_req == {"PING_INLINE": 1.0, "LPUSH_LRANGE": 2.0, "LRANGE_100": 0.5}
+
+
+def test_lines_are_read_as_they_are_printed():
+    """A child that prints to its stdout with stdio's default buffering (Python's, like
+    redis-benchmark's printf): each line arrives when printed, not at exit, and with no \\r."""
+    script = "import time\nprint('a,1')\ntime.sleep(0.3)\nprint('b,2')\nprint('c', end='')"
+    lines, err, status = stream_lines([sys.executable, "-c", script], None, 60, time.monotonic)
+    assert (status, err) == (0, "")
+    assert [ln for ln, _ in lines] == ["a,1", "b,2", "c"]
+    assert lines[1][1] - lines[0][1] >= 0.25
+    lines, err, status = stream_lines(
+        [sys.executable, "-c", "import sys; sys.exit('failed')"], None, 60, time.monotonic
+    )
+    assert (lines, err, status) == ([], "failed\n", 1)
+    with pytest.raises(TrialError, match="did not finish"):
+        stream_lines([sys.executable, "-c", "import time; time.sleep(30)"], None, 0.3, int)
 
 
 def test_csv_without_header_is_an_error():

@@ -7,12 +7,6 @@
 #define MIN_SLOTS 4
 #define INLINE_MAX 7
 
-/* Slot encoding: low bit 1 = inline, bits 1..3 the length, bytes 1..7 the element
- * (little-endian, so they are the slot's own bytes 1..7 in memory). */
-static inline bool slot_inline(uint64_t s) {
-    return s & 1;
-}
-
 static bool make_slot(uint64_t *slot, const char *p, size_t len) {
     if (len <= INLINE_MAX) {
         uint64_t s = 0;
@@ -32,10 +26,6 @@ static bool make_slot(uint64_t *slot, const char *p, size_t len) {
 static void free_slot(uint64_t s) {
     if (!slot_inline(s))
         free((void *)(uintptr_t)s);
-}
-
-static inline uint64_t *slot_at(const struct list *l, size_t i) {
-    return &l->slots[(l->head + i) & l->mask];
 }
 
 struct list *list_new(void) {
@@ -58,16 +48,6 @@ void list_free(struct list *l) {
         free_slot(*slot_at(l, i));
     free(l->slots);
     free(l);
-}
-
-struct slice list_get(const struct list *l, size_t i) {
-    const uint64_t *slot = slot_at(l, i);
-    if (slot_inline(*slot))
-        return (struct slice){(const char *)slot + 1, (size_t)((*slot >> 1) & 7)};
-    const unsigned char *blob = (const unsigned char *)(uintptr_t)*slot;
-    size_t len;
-    size_t n = varint_get(blob, &len);
-    return (struct slice){(const char *)blob + n, len};
 }
 
 /* Moves the elements, in order, to a ring of `cap` slots starting at slot 0. */

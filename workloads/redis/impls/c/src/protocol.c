@@ -263,27 +263,66 @@ static int read_header(struct parser *p, const char *buf, size_t len, long long 
 
 /*
  * The common header, decided in one pass: `prefix`, up to 10 digits without a leading zero,
- * '\r', and the byte after it present, at most `max`. Returns the number (and moves past the
- * line), or -1 to let read_header decide (an error, an odd spelling, a line not ended yet).
+ * '\r', and the byte after it present, at most `max`. Returns the number (and moves *at past
+ * the line), or -1 to let read_header decide (an error, an odd spelling, a line not ended yet).
  */
-static inline long long quick_header(struct parser *p, const char *buf, size_t len, char prefix,
-                                     long long max) {
-    size_t i = p->pos;
-    if (len - i < 4 || buf[i] != prefix)
+static inline long long scan_header(const char **at, const char *end, char prefix, long long max) {
+    const char *s = *at;
+    if (end - s < 4 || s[0] != prefix)
         return -1;
-    i++;
-    unsigned d = (unsigned char)buf[i] - '0';
-    if (d > 9 || (d == 0 && buf[i + 1] != '\r'))
+    unsigned d = (unsigned char)s[1] - '0';
+    if (d > 9 || (d == 0 && s[2] != '\r'))
         return -1;
     long long v = d;
-    size_t end = len - 1 < i + 11 ? len - 1 : i + 11; /* the '\r' must have a byte after it */
-    while (++i < end && (d = (unsigned char)buf[i] - '0') <= 9)
+    const char *stop = end - 1 < s + 12 ? end - 1 : s + 12; /* the '\r' must have a byte after it */
+    const char *q = s + 1;
+    while (++q < stop && (d = (unsigned char)*q - '0') <= 9)
         v = v * 10 + d;
-    if (i >= end || buf[i] != '\r' || v > max)
+    if (q >= stop || *q != '\r' || v > max)
         return -1;
-    p->pos = i + 2;
-    p->scan = 0;
+    *at = q + 2;
     return v;
+}
+
+static inline long long quick_header(struct parser *p, const char *buf, size_t len, char prefix,
+                                     long long max) {
+    const char *at = buf + p->pos;
+    long long v = scan_header(&at, buf + len, prefix, max);
+    if (v >= 0) {
+        p->pos = (size_t)(at - buf);
+        p->scan = 0;
+    }
+    return v;
+}
+
+/*
+ * The common case in one pass: a whole request already in buf, every header the usual kind
+ * (scan_header's). The arguments go straight into argv, with the position in a local: the
+ * general path below keeps its state in *p between reads, and every store through a char
+ * pointer may alias it, so it is reloaded and stored per argument (~330 instructions per
+ * request at -P 16, ~150 here). Returns false, argc left 0, for the general path to give
+ * redis's answer (a partial request, an odd header, an error).
+ */
+static bool parse_whole(struct parser *p, const char *buf, size_t len) {
+    const char *at = buf;
+    const char *end = buf + len;
+    long long count = scan_header(&at, end, '*', PROTO_MBULK_MAX);
+    if (count <= 0)
+        return false;
+    int argc = 0;
+    for (long long i = 0; i < count; i++) {
+        long long n = scan_header(&at, end, '$', PROTO_BULK_MAX);
+        /* The body and its CRLF (skipped unchecked, as redis does). */
+        if (n < 0 || (size_t)(end - at) < (size_t)n + 2 ||
+            !push_arg(&p->argv, &p->argv_cap, argc, at, (size_t)n))
+            return false;
+        argc++;
+        at += n + 2;
+    }
+    p->argc = argc;
+    p->used = (size_t)(at - buf);
+    parser_reset(p);
+    return true;
 }
 
 /* The text of "expected '$', got 'X'" for the byte at the bulk header. */
@@ -292,6 +331,8 @@ static char expected_dollar[64];
 static enum parse_status parse_multibulk(struct parser *p, char *buf, size_t len) {
     long long v;
     if (p->left == 0) {
+        if (p->pos == 0 && parse_whole(p, buf, len))
+            return PARSE_REQUEST;
         v = quick_header(p, buf, len, '*', PROTO_MBULK_MAX);
         if (v < 0) {
             int r = read_header(p, buf, len, &v, false);
@@ -425,25 +466,6 @@ void reply_errorf(struct outbuf *o, const char *fmt, ...) {
 
 void reply_int(struct outbuf *o, long long v) {
     reply_header(o, ':', v);
-}
-
-void reply_bulk(struct outbuf *o, const void *data, size_t n) {
-    char *p = outbuf_room(o, n + 32);
-    p[0] = '$';
-    size_t k;
-    if (n < 10) {
-        p[1] = (char)('0' + n);
-        k = 2;
-    } else {
-        k = format_ll(p + 1, (long long)n) + 1;
-    }
-    p[k++] = '\r';
-    p[k++] = '\n';
-    copy_bytes(p + k, data, n);
-    k += n;
-    p[k++] = '\r';
-    p[k++] = '\n';
-    o->len += k;
 }
 
 void reply_bulk_ll(struct outbuf *o, long long v) {

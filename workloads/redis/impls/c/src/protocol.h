@@ -5,6 +5,7 @@
 #ifndef REDIS_C_PROTOCOL_H
 #define REDIS_C_PROTOCOL_H
 
+#include "numeric.h"
 #include "util.h"
 
 #include <stdbool.h>
@@ -96,18 +97,47 @@ static inline void reply_raw(struct outbuf *o, const void *p, size_t n) {
 void reply_simple(struct outbuf *o, const char *msg); /* +msg */
 void reply_error(struct outbuf *o, const char *msg);  /* -ERR msg (or msg if it starts '-') */
 void reply_errorf(struct outbuf *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));     /* as redis: CR/LF in the text become spaces */
-void reply_int(struct outbuf *o, long long v); /* :v */
-void reply_bulk(struct outbuf *o, const void *p, size_t n); /* $n bytes */
-void reply_bulk_ll(struct outbuf *o, long long v);          /* an integer as a bulk string */
-void reply_double(struct outbuf *o, double d);              /* %.17g (a bulk in RESP2), inf/-inf */
-void reply_array(struct outbuf *o, long long n);            /* *n */
-void reply_map(struct outbuf *o, long long pairs);          /* %n, or *2n in RESP2 */
-void reply_set(struct outbuf *o, long long n);              /* ~n, or *n in RESP2 */
-void reply_null(struct outbuf *o);                          /* $-1, or _ in RESP3 */
-void reply_null_array(struct outbuf *o);                    /* *-1, or _ in RESP3 */
+    __attribute__((format(printf, 2, 3)));         /* as redis: CR/LF in the text become spaces */
+void reply_int(struct outbuf *o, long long v);     /* :v */
+void reply_bulk_ll(struct outbuf *o, long long v); /* an integer as a bulk string */
+void reply_double(struct outbuf *o, double d);     /* %.17g (a bulk in RESP2), inf/-inf */
+void reply_array(struct outbuf *o, long long n);   /* *n */
+void reply_map(struct outbuf *o, long long pairs); /* %n, or *2n in RESP2 */
+void reply_set(struct outbuf *o, long long n);     /* ~n, or *n in RESP2 */
+void reply_null(struct outbuf *o);                 /* $-1, or _ in RESP3 */
+void reply_null_array(struct outbuf *o);           /* *-1, or _ in RESP3 */
 /* Text for humans (INFO, CLIENT LIST): a bulk string, in RESP3 a verbatim "txt" string. */
 void reply_verbatim(struct outbuf *o, const char *p, size_t n);
+
+/* The most bytes put_bulk adds to the data's own. */
+#define BULK_ROOM 32
+
+/* Writes "$n\r\n<bytes>\r\n" at p (room for n + BULK_ROOM) and returns its end. Most strings in
+ * replies are short: a one-digit length is written directly and the bytes moved by copy_bytes,
+ * without a call. */
+static inline char *put_bulk(char *p, const void *data, size_t n) {
+    size_t k;
+    p[0] = '$';
+    if (n < 10) {
+        p[1] = (char)('0' + n);
+        k = 2;
+    } else {
+        k = format_ll(p + 1, (long long)n) + 1;
+    }
+    p[k] = '\r';
+    p[k + 1] = '\n';
+    copy_bytes(p + k + 2, data, n);
+    p += k + 2 + n;
+    p[0] = '\r';
+    p[1] = '\n';
+    return p + 2;
+}
+
+/* $n bytes. */
+static inline void reply_bulk(struct outbuf *o, const void *data, size_t n) {
+    char *p = outbuf_room(o, n + BULK_ROOM);
+    o->len += (size_t)(put_bulk(p, data, n) - p);
+}
 
 static inline void reply_ok(struct outbuf *o) {
     REPLY_LITERAL(o, "+OK\r\n");

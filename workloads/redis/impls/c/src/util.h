@@ -35,25 +35,30 @@ static inline bool slice_is(struct slice s, const char *lower) {
 }
 
 /* memcpy for the short strings replies are made of: fixed-size overlapping moves instead of a
- * call for up to 16 bytes (it reads and writes only [0, n) of each side). */
+ * call for up to 16 bytes (it reads and writes only [0, n) of each side). Below 4 bytes (tested
+ * first: redis-benchmark's values are 3), three single-byte moves (first, middle, last cover 1
+ * to 3 bytes) rather than a loop: at -P 16 the loop was ~19 instructions per LRANGE element. */
 static inline void copy_bytes(char *dst, const char *src, size_t n) {
-    if (n > 16) {
-        memcpy(dst, src, n);
-    } else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + n - 8, &b, 8);
-    } else if (n >= 4) {
+    if (n < 4) {
+        if (n != 0) {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+    } else if (n < 8) {
         uint32_t a, b;
         memcpy(&a, src, 4);
         memcpy(&b, src + n - 4, 4);
         memcpy(dst, &a, 4);
         memcpy(dst + n - 4, &b, 4);
+    } else if (n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
     } else {
-        for (size_t i = 0; i < n; i++)
-            dst[i] = src[i];
+        memcpy(dst, src, n);
     }
 }
 

@@ -6,6 +6,9 @@
 #include "protocol.h"
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* What a stream parses into, as text: "PING|x;" per request, "-;" per empty request,
  * "!message;" for an error (after which parsing stops), "..." if it ends mid-request. */
@@ -174,6 +177,23 @@ static void test_inline_quoting(void) {
     EXPECT("PING\nPING\n", "PING;PING;");
 }
 
+/* put_bulk and copy_bytes branch on the length (0-3, 4-7, 8-16, longer; one digit or more):
+ * every length across those edges. */
+static void test_bulk_lengths(void) {
+    for (size_t n = 0; n <= 130; n++) {
+        char data[131], want[160];
+        for (size_t i = 0; i < n; i++)
+            data[i] = (char)('a' + (i * 7 + n) % 26);
+        int k = snprintf(want, sizeof want, "$%zu\r\n", n);
+        memcpy(want + k, data, n);
+        memcpy(want + k + n, "\r\n", 2);
+        struct outbuf o = {0};
+        reply_bulk(&o, data, n);
+        CHECK(o.len == (size_t)k + n + 2 && memcmp(o.buf, want, o.len) == 0);
+        free(o.buf);
+    }
+}
+
 static void test_replies(void) {
     struct outbuf o = {0};
     reply_ok(&o);
@@ -215,6 +235,7 @@ int main(void) {
     RUN(test_limits);
     RUN(test_parser_wants);
     RUN(test_inline_quoting);
+    RUN(test_bulk_lengths);
     RUN(test_replies);
     return TESTS_DONE();
 }

@@ -3,9 +3,11 @@
 #include "commands_common.hpp"
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace redis {
 
@@ -163,40 +165,86 @@ constexpr Command kCommands[] = {
     // the honest answer; the lab's SPEC does not require transactions).
 };
 
-// Lookup by name, case-insensitively, on every request: names are packed lower-case into 16
-// bytes (the longest is 15) and found in a small open-addressing table of those keys, which
-// costs a few dozen instructions instead of a general string hash and compare.
+// Lookup by name, case-insensitively, on every request: a name is packed lower-case into 16
+// bytes (15 of name, the longest is "zrangebyscore"'s 13, and its length, so "get\0" is not
+// "get") and found in a small open-addressing table of those keys built at compile time: a few
+// dozen instructions instead of a general string hash and compare, and no guard on a
+// function-local static per request.
 struct PackedName {
     std::uint64_t lo = 0;
     std::uint64_t hi = 0;
-    bool operator==(const PackedName &) const = default;
+    constexpr bool operator==(const PackedName &) const = default;
 };
 
+constexpr std::size_t kMaxNameBytes = 15;
+
+// 'A'..'Z' -> 'a'..'z' in every byte of a word, every other byte as it is: per byte, bit 7 of
+// (low 7 bits + 0x3F) says ">= 'A'", of (low 7 bits + 0x25) says "> 'Z'" (neither sum carries
+// into the next byte), and bit 7 of the byte itself rules out non-ASCII bytes.
+constexpr std::uint64_t lower_ascii(std::uint64_t x) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    const std::uint64_t low7 = x & (0x7F * kOnes);
+    const std::uint64_t at_least_a = low7 + (0x80 - 'A') * kOnes;
+    const std::uint64_t above_z = low7 + (0x7F - 'Z') * kOnes;
+    const std::uint64_t upper = at_least_a & ~above_z & ~x & (0x80 * kOnes);
+    return x | (upper >> 2);
+}
+
+// The bytes of `p[0..n)` (n <= 16) as a little-endian 128-bit number, zero above: at run time
+// with a few overlapping fixed-width loads rather than a loop over the bytes.
+constexpr PackedName load_bytes(const char *p, std::size_t n) {
+    PackedName k;
+    if (std::is_constant_evaluated()) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t b = static_cast<unsigned char>(p[i]);
+            (i < 8 ? k.lo : k.hi) |= b << (8 * (i % 8));
+        }
+        return k;
+    }
+    static_assert(std::endian::native == std::endian::little);
+    if (n >= 8) {
+        std::memcpy(&k.lo, p, 8);
+        if (n > 8) {
+            std::uint64_t tail = 0;
+            std::memcpy(&tail, p + n - 8, 8);
+            k.hi = tail >> (8 * (16 - n)); // its top n - 8 bytes are p[8..n)
+        }
+    } else if (n >= 4) {
+        std::uint32_t head = 0;
+        std::uint32_t tail = 0;
+        std::memcpy(&head, p, 4);
+        std::memcpy(&tail, p + n - 4, 4);
+        k.lo = head | (std::uint64_t{tail} << (8 * (n - 4))); // the overlap ORs equal bytes
+    } else if (n != 0) {
+        const auto byte = [&](std::size_t i) {
+            return std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+        };
+        k.lo = byte(0) | byte(n / 2) | byte(n - 1);
+    }
+    return k;
+}
+
 // False when the name cannot be a command (too long).
-bool pack_lower(std::string_view name, PackedName &out) {
-    if (name.size() > 16) {
+constexpr bool pack_lower(std::string_view name, PackedName &out) {
+    if (name.size() > kMaxNameBytes) {
         return false;
     }
-    unsigned char bytes[16] = {};
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        const auto ch = static_cast<unsigned char>(name[i]);
-        // 'A'..'Z' -> 'a'..'z'; every other byte as it is.
-        bytes[i] =
-            static_cast<unsigned char>(ch | (static_cast<unsigned>(ch - 'A') < 26U ? 0x20 : 0));
-    }
-    std::memcpy(&out.lo, bytes, 8);
-    std::memcpy(&out.hi, bytes + 8, 8);
+    out = load_bytes(name.data(), name.size());
+    out.lo = lower_ascii(out.lo);
+    out.hi = lower_ascii(out.hi) | (std::uint64_t{name.size()} << 56);
     return true;
 }
 
 class CommandIndex {
   public:
-    explicit CommandIndex(std::span<const Command> commands) {
+    explicit constexpr CommandIndex(std::span<const Command> commands) {
         for (const Command &c : commands) {
             // Subcommands are found by the part after '|'.
             const auto bar = c.name.find('|');
             PackedName key;
-            pack_lower(bar == std::string_view::npos ? c.name : c.name.substr(bar + 1), key);
+            if (!pack_lower(bar == std::string_view::npos ? c.name : c.name.substr(bar + 1), key)) {
+                throw "a command name is longer than kMaxNameBytes"; // fails the build
+            }
             std::size_t i = slot_of(key);
             while (slots_[i].command != nullptr) {
                 i = (i + 1) % kSlots;
@@ -224,34 +272,35 @@ class CommandIndex {
         PackedName key;
         const Command *command = nullptr;
     };
-    static std::size_t slot_of(const PackedName &k) {
+    static constexpr std::size_t slot_of(const PackedName &k) {
         const std::uint64_t h = (k.lo * 0x9E3779B97F4A7C15ULL) ^ (k.hi * 0xC2B2AE3D27D4EB4FULL);
         return static_cast<std::size_t>(h >> 55) % kSlots;
     }
     std::array<Slot, kSlots> slots_{};
 };
 
+constexpr CommandIndex kTopIndex(kCommands);
+// One index per container command.
+constexpr CommandIndex kConfigIndex(kConfigSubcommands);
+constexpr CommandIndex kClientIndex(kClientSubcommands);
+constexpr CommandIndex kCommandIndex(kCommandSubcommands);
+
 const Command *lookup(const CommandIndex &index, std::string_view name) {
     return index.find(name);
 }
 
 const CommandIndex &top_index() {
-    static const CommandIndex index(kCommands);
-    return index;
+    return kTopIndex;
 }
 
-// One index per container command.
 const CommandIndex &sub_index(const Command &container) {
-    static const CommandIndex config(kConfigSubcommands);
-    static const CommandIndex client(kClientSubcommands);
-    static const CommandIndex command(kCommandSubcommands);
     if (container.subcommands.data() == kConfigSubcommands) {
-        return config;
+        return kConfigIndex;
     }
     if (container.subcommands.data() == kClientSubcommands) {
-        return client;
+        return kClientIndex;
     }
-    return command;
+    return kCommandIndex;
 }
 
 // A C string's view of an argument, at most `max` bytes (redis formats arguments with %.Ns).

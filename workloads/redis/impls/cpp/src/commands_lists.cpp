@@ -195,12 +195,8 @@ void lrange(Context &ctx, Args args) {
         ctx.reply.empty_array();
         return;
     }
-    const auto first = list->items.begin() + start;
-    const auto last = list->items.begin() + stop + 1;
     ctx.reply.array(static_cast<std::size_t>(stop - start + 1));
-    for (auto it = first; it != last; ++it) {
-        ctx.reply.bulk(*it);
-    }
+    ctx.reply.bulks(list->items.begin() + start, list->items.begin() + stop + 1);
 }
 
 void ltrim(Context &ctx, Args args) {

@@ -81,7 +81,7 @@ template <class Traits> class FlatTable {
             if (s == 0) {
                 return npos;
             }
-            if ((s & kTagMask) == tag && Traits::key(item_of(s)) == key) {
+            if ((s & kTagMask) == tag && same_bytes(Traits::key(item_of(s)), key)) {
                 return i;
             }
         }

@@ -79,4 +79,24 @@ inline std::uint64_t hash_bytes(std::string_view s, std::uint64_t seed = g_hash_
     return fold_mul(kP1 ^ n, fold_mul(a ^ kP2, b ^ h));
 }
 
+// Key equality for the tables' probes: a tag match is almost always the key, and keys are
+// mostly 16 bytes or less, which compare with two overlapping loads per side instead of a call
+// to the library's memcmp (~30 instructions per lookup).
+inline bool same_bytes(std::string_view a, std::string_view b) {
+    using namespace hash_detail;
+    const std::size_t n = a.size();
+    if (n != b.size()) {
+        return false;
+    }
+    const char *p = a.data();
+    const char *q = b.data();
+    if (n >= 8 && n <= 16) {
+        return ((load64(p) ^ load64(q)) | (load64(p + n - 8) ^ load64(q + n - 8))) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        return ((load32(p) ^ load32(q)) | (load32(p + n - 4) ^ load32(q + n - 4))) == 0;
+    }
+    return n == 0 || std::memcmp(p, q, n) == 0;
+}
+
 } // namespace redis

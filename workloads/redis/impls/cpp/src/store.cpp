@@ -1,4 +1,5 @@
 #include "store.hpp"
+#include "byte_buffer.hpp"
 
 #include <malloc.h>
 
@@ -72,8 +73,13 @@ Entry *Entry::assign_string(Entry *e, std::string_view value, std::int64_t expir
                 std::memcpy(block + 1 + varint::size(key.size()), &expire, sizeof expire);
             }
             unsigned char *p = varint::put(block + head, value.size());
-            // memmove: APPEND passes a value that starts inside this very block.
-            std::memmove(p, value.data(), value.size());
+            // APPEND passes a value that starts inside this very block: memmove, or for a short
+            // value copy_bytes (overlap-safe up to 16 bytes, and no library call).
+            if (value.size() <= 16) {
+                copy_bytes(reinterpret_cast<char *>(p), value.data(), value.size());
+            } else {
+                std::memmove(p, value.data(), value.size());
+            }
             return e;
         }
     }

@@ -48,6 +48,20 @@ TEST_F(Commands, StringsAndErrors) {
     EXPECT_EQ(run({"INCRBYFLOAT", "f", "-0.5"}), "$2\r\n10\r\n");
 }
 
+// Names are looked up packed into 16 bytes with their length, lower-cased a word at a time:
+// case, names of 1 to 13 bytes, a trailing NUL and a too-long name.
+TEST_F(Commands, NameLookup) {
+    EXPECT_EQ(run({"pInG"}), "+PONG\r\n");
+    EXPECT_EQ(run({"SET", "k", "1"}), "+OK\r\n");
+    EXPECT_EQ(run({"ZRANGEBYSCORE", "z", "0", "1"}), "*0\r\n");
+    EXPECT_EQ(run({"HINCRBYFLOAT", "h", "f", "1"}), "$1\r\n1\r\n");
+    EXPECT_EQ(run({std::string_view("get\0", 4), "k"}),
+              "-ERR unknown command 'get', with args beginning with: 'k' \r\n");
+    EXPECT_EQ(run({"ZRANGEBYSCOREXYZ"}),
+              "-ERR unknown command 'ZRANGEBYSCOREXYZ', with args beginning with: \r\n");
+    EXPECT_EQ(run({"CONFIG", "GeT", "nothing"}), "*0\r\n");
+}
+
 TEST_F(Commands, ExpiryIsLazy) {
     EXPECT_EQ(run({"SET", "k", "v", "PX", "100"}), "+OK\r\n");
     EXPECT_EQ(run({"PTTL", "k"}), ":100\r\n");

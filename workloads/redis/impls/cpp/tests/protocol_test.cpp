@@ -188,5 +188,29 @@ TEST(Reply, Encodings) {
     EXPECT_EQ(encode([](Reply &r) { r.error("ERR a\r\nb"); }), "-ERR a  b\r\n");
 }
 
+// put_bulk and copy_bytes branch on the length (0-3, 4-7, 8-16, longer; one, two or more
+// digits): every length across those edges, alone and as LRANGE's bulks() writes them.
+TEST(Reply, BulkOfEveryShortLength) {
+    std::vector<std::string> items;
+    std::string expected;
+    for (std::size_t n = 0; n <= 130; ++n) {
+        std::string s;
+        for (std::size_t i = 0; i < n; ++i) {
+            s.push_back(static_cast<char>('a' + (i * 7 + n) % 26));
+        }
+        const std::string want = "$" + std::to_string(n) + "\r\n" + s + "\r\n";
+        ByteBuffer buf;
+        Reply r(buf);
+        r.bulk(s);
+        EXPECT_EQ(std::string(buf.view()), want) << n;
+        items.push_back(s);
+        expected += want;
+    }
+    ByteBuffer buf;
+    Reply r(buf);
+    r.bulks(items.begin(), items.end());
+    EXPECT_EQ(std::string(buf.view()), expected);
+}
+
 } // namespace
 } // namespace redis
