@@ -359,14 +359,33 @@ pub static COMMANDS: &[Command] = &[
     ),
 ];
 
-/// Longest command name worth looking up (the longest here is 16 bytes).
-const NAME_MAX: usize = 32;
+/// Longest command name (`zrevrangebyscore`): a longer name is no command.
+const NAME_MAX: usize = 16;
 
-type Table = HashMap<&'static [u8], &'static Command, crate::store::Hasher>;
+/// The table is keyed by the lower-cased name packed into one integer (zero-padded), so a
+/// lookup hashes and compares 16 bytes in a few instructions instead of hashing and comparing
+/// a byte string (this runs once per request).
+type Table = HashMap<u128, &'static Command, crate::store::Hasher>;
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| COMMANDS.iter().map(|c| (c.name.as_bytes(), c)).collect())
+    TABLE.get_or_init(|| {
+        COMMANDS
+            .iter()
+            .map(|c| (name_key(c.name.as_bytes()), c))
+            .collect()
+    })
+}
+
+/// `name` (at most `NAME_MAX` bytes) lower-cased and packed, zero-padded, into an integer.
+#[inline]
+fn name_key(name: &[u8]) -> u128 {
+    let mut packed = [0u8; NAME_MAX];
+    packed[..name.len()].copy_from_slice(name);
+    for b in &mut packed {
+        *b = b.to_ascii_lowercase();
+    }
+    u128::from_le_bytes(packed)
 }
 
 /// Case-insensitive lookup of a command name.
@@ -374,11 +393,11 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     if name.len() > NAME_MAX {
         return None;
     }
-    let mut lower = [0u8; NAME_MAX];
-    for (d, s) in lower.iter_mut().zip(name) {
-        *d = s.to_ascii_lowercase();
-    }
-    table().get(&lower[..name.len()]).copied()
+    // Zero padding makes "get" and "get\0" the same key: the length tells them apart.
+    table()
+        .get(&name_key(name))
+        .copied()
+        .filter(|c| c.name.len() == name.len())
 }
 
 fn lookup_subcommand(container: &'static Command, name: &[u8]) -> Option<&'static Command> {
@@ -471,6 +490,25 @@ mod tests {
 
     fn replies(lines: &[&str]) -> String {
         run(&mut Store::default(), &mut Session::new(1), lines)
+    }
+
+    #[test]
+    fn lookup_ignores_case_and_nothing_else() {
+        use super::{lookup, COMMANDS, NAME_MAX};
+        assert!(COMMANDS.iter().all(|c| c.name.len() <= NAME_MAX));
+        for c in COMMANDS {
+            assert!(
+                lookup(c.name.to_ascii_uppercase().as_bytes()).is_some_and(|f| f.name == c.name)
+            );
+        }
+        assert_eq!(
+            lookup(b"ZrevRangeByScore").map(|c| c.name),
+            Some("zrevrangebyscore")
+        );
+        assert!(lookup(b"get\0").is_none());
+        assert!(lookup(b"ge").is_none());
+        assert!(lookup(b"").is_none());
+        assert!(lookup(b"zrevrangebyscorex").is_none());
     }
 
     #[test]

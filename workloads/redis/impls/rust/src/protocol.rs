@@ -113,6 +113,31 @@ mod tests {
     }
 
     #[test]
+    fn unusual_header_spellings_take_the_general_path() {
+        // Empty bulks, a byte other than '\n' after '\r' (skipped unchecked, as redis).
+        let (cmds, e, _) = parse_all(b"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n*1\rx$4\rxPING\rx");
+        assert_eq!(cmds, vec![strs(&["ECHO", ""]), strs(&["PING"])]);
+        assert!(e.is_none());
+        // Leading zeros and signs are errors, in counts and in lengths.
+        assert_eq!(parse_all(b"*01\r\n").1, err("invalid multibulk length"));
+        assert_eq!(
+            parse_all(b"*1\r\n$04\r\nPING\r\n").1,
+            err("invalid bulk length")
+        );
+        assert_eq!(
+            parse_all(b"*1\r\n$+4\r\nPING\r\n").1,
+            err("invalid bulk length")
+        );
+        // A count of 10 digits is read; 11 digits are too many for a C int.
+        let (cmds, e, _) = parse_all(b"*1000000000\r\n$4\r\nPING\r\n");
+        assert!(cmds.is_empty() && e.is_none());
+        assert_eq!(
+            parse_all(b"*10000000000\r\n").1,
+            err("invalid multibulk length")
+        );
+    }
+
+    #[test]
     fn limits_without_terminator() {
         let long_inline = vec![b'a'; INLINE_MAX + 1];
         assert_eq!(parse_all(&long_inline).1, err("too big inline request"));
@@ -202,6 +227,53 @@ mod tests {
         reply::double(&mut out3, 1.5);
         reply::map(&mut out3, 2);
         assert_eq!(out3.as_slice(), b"_\r\n,1.5\r\n%2\r\n");
+    }
+
+    #[test]
+    fn bulk_replies_of_every_short_length() {
+        // Lengths around the short path's copy sizes (1-3, 4-7, 8-16) and past it.
+        let payload: Vec<u8> = (b'a'..=b'z').collect();
+        let mut out = Out::default();
+        let mut expected = Vec::new();
+        for n in 0..=payload.len() {
+            reply::bulk(&mut out, &payload[..n]);
+            expected.extend_from_slice(format!("${n}\r\n").as_bytes());
+            expected.extend_from_slice(&payload[..n]);
+            expected.extend_from_slice(b"\r\n");
+        }
+        assert_eq!(out.as_slice(), expected);
+    }
+
+    #[test]
+    fn bulk_arrays_match_single_bulks() {
+        use crate::store::small_bytes::SmallBytes;
+        let long = vec![b'y'; 300];
+        let strings: Vec<&[u8]> = vec![
+            b"",
+            b"abc",
+            b"0123456789",
+            b"0123456789abcdef",
+            b"0123456789abcdefg",
+            b"0123456789abcdefghijkl",
+            &long,
+        ];
+        // Enough elements to cross a growth chunk.
+        let items: Vec<SmallBytes> = strings
+            .iter()
+            .cycle()
+            .take(1000)
+            .map(|s| SmallBytes::new(s))
+            .collect();
+        let mut one_by_one = Out::default();
+        reply::array(&mut one_by_one, items.len());
+        for s in &items {
+            reply::bulk(&mut one_by_one, s);
+        }
+        let mut out = Out::default();
+        reply::raw(&mut out, b"+before\r\n");
+        reply::bulk_array(&mut out, items.iter());
+        assert_eq!(&out[..9], b"+before\r\n");
+        assert_eq!(&out[9..], one_by_one.as_slice());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! Each turn: wait for events (at most until the next expiry cycle), then for each ready
 //! client read once, execute every whole request read, and write the replies with one
-//! `write`. mio registers sockets edge-triggered: an event means "new bytes arrived", so a
+//! `write`. The read buffer and the output buffer are the loop's, shared by every client (see
+//! `connection` for what a client keeps of its own). mio registers sockets edge-triggered: an event means "new bytes arrived", so a
 //! client must be read until the kernel has nothing left or it will not be reported again.
 //! Reading everything at once would let one client with a deep pipeline monopolise the
 //! loop, so each client gets one read of at most `READ_SIZE` per turn, and a client whose read
@@ -18,6 +19,7 @@
 //! (TCP delivers everything available), which saves the extra `read` returning EAGAIN.
 
 use crate::connection::{Connection, Status};
+use crate::protocol::reply::Out;
 use crate::store::Store;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
@@ -42,6 +44,8 @@ pub struct Server {
     store: Store,
     /// The shared read buffer (allocated and zeroed once).
     read_buf: Vec<u8>,
+    /// The shared output buffer: the replies of the batch being served.
+    out: Out,
     /// Clients whose last read filled `read_buf`: serve them again next turn.
     more_input: Vec<usize>,
     next_client_id: u64,
@@ -73,6 +77,7 @@ impl Server {
             conns: Slab::with_capacity(1024),
             store,
             read_buf: vec![0; READ_SIZE],
+            out: Out::default(),
             more_input: Vec::new(),
             next_client_id: 1,
             shutdown,
@@ -82,18 +87,24 @@ impl Server {
     /// Serves until SIGTERM/SIGINT sets the shutdown flag.
     pub fn run(&mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        let mut next_expire = Instant::now() + EXPIRE_PERIOD;
+        // `clock` is read once per turn, after the turn's work: it decides whether the expiry
+        // cycle is due, and how long the next wait may be.
+        let mut clock = Instant::now();
+        let mut next_expire = clock + EXPIRE_PERIOD;
         let mut again: Vec<usize> = Vec::new();
         while !self.shutdown.load(Ordering::Relaxed) {
             let timeout = if self.more_input.is_empty() {
-                next_expire.saturating_duration_since(Instant::now())
+                next_expire.saturating_duration_since(clock)
             } else {
                 Duration::ZERO
             };
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 // A signal (SIGTERM) interrupts epoll_wait: loop to check the flag.
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    clock = Instant::now();
+                    continue;
+                }
                 Err(e) => return Err(e),
             }
             let now = unix_ms();
@@ -115,9 +126,11 @@ impl Server {
             for key in again.drain(..) {
                 self.on_readable(key, now, false);
             }
-            if Instant::now() >= next_expire {
+            clock = Instant::now();
+            if clock >= next_expire {
                 self.store.active_expire(unix_ms(), EXPIRE_BUDGET);
-                next_expire = Instant::now() + EXPIRE_PERIOD;
+                clock = Instant::now();
+                next_expire = clock + EXPIRE_PERIOD;
             }
         }
         Ok(())
@@ -178,9 +191,15 @@ impl Server {
         if (n == self.read_buf.len() || closed) && !self.more_input.contains(&key) {
             self.more_input.push(key);
         }
-        if conn.serve(&self.read_buf[..n], &mut self.store, now) == Status::Close
-            || conn.flush() == Status::Close
-        {
+        let status = match conn.serve(&self.read_buf[..n], &mut self.store, now, &mut self.out) {
+            Status::Open => conn.send(&mut self.out),
+            Status::Close => {
+                // Over the output limit: drop the replies, and the buffer that grew for them.
+                self.out = Out::default();
+                Status::Close
+            }
+        };
+        if status == Status::Close {
             return self.close(key);
         }
         self.update_interest(key);

@@ -219,10 +219,7 @@ pub fn lrange(ctx: &mut Ctx, args: Args) {
     match ctx.store.dbs[ctx.session.db].get(args.get(1), now) {
         Some(Value::List(l)) => match normalize(start, end, l.len()) {
             Some((s, e)) => {
-                reply::array(out, e - s + 1);
-                for v in l.range(s..=e) {
-                    reply::bulk(out, v);
-                }
+                reply::bulk_array(out, l.range(s..=e));
             }
             None => reply::raw(out, reply::EMPTY_ARRAY),
         },

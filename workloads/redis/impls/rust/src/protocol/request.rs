@@ -161,6 +161,9 @@ impl Parser {
             if buf[*pos] != b'*' {
                 return self.parse_inline(buf, pos);
             }
+            if self.parse_whole(buf, pos) {
+                return Ok(Parsed::Command);
+            }
             self.start = *pos;
             let Some((count, next)) = header_line(buf, *pos, "mbulk")? else {
                 return Ok(Parsed::Incomplete);
@@ -182,6 +185,37 @@ impl Parser {
             };
         }
         self.parse_multibulk(buf, pos)
+    }
+
+    /// The common case in one pass: a whole multibulk request already in `buf` at `*pos`,
+    /// every header spelled the usual way (see `usual_header`). The general path below keeps
+    /// its place in `self.state` so that it can stop anywhere and resume on the next read, and
+    /// parses each header twice (find the line end, then the number); this one keeps its place
+    /// in a local and reads each header once, about half the work per request at -P 16. On
+    /// anything else (a request cut by the end of the read, an odd spelling, an error) it
+    /// returns false with `*pos` unchanged, and the general path gives redis's answer.
+    fn parse_whole(&mut self, buf: &[u8], pos: &mut usize) -> bool {
+        let mut at = *pos;
+        let count = match usual_header(buf, &mut at, b'*', MULTIBULK_MAX) {
+            Some(n) if n > 0 => n,
+            _ => return false,
+        };
+        self.ranges.clear();
+        for _ in 0..count {
+            let Some(len) = usual_header(buf, &mut at, b'$', BULK_MAX) else {
+                return false;
+            };
+            // The payload and the two bytes after it (not checked, as redis).
+            let len = len as usize;
+            if buf.len() - at < len + 2 {
+                return false;
+            }
+            self.ranges.push((at, at + len));
+            at += len + 2;
+        }
+        self.source = Source::Buffer;
+        *pos = at;
+        true
     }
 
     fn parse_multibulk(&mut self, buf: &[u8], pos: &mut usize) -> Result<Parsed, ProtocolError> {
@@ -294,6 +328,37 @@ fn header_line<'a>(
         None if rest.len() > INLINE_MAX => Err(error(&format!("too big {what} count string"))),
         None => Ok(None),
     }
+}
+
+/// Reads a `*N` / `$N` header at `*at` if it is spelled as every client spells it: `prefix`,
+/// 1 to 10 digits without a leading zero (or a lone `0`), `\r`, and the byte after it present
+/// (skipped unchecked, as redis); the value at most `max`. Moves `*at` past the line. `None`
+/// for anything else, which `header_line` and `parse_i64` then judge by redis's rules. Such a
+/// line holds no NUL byte, so it ends where redis's `strchr` would end it.
+#[inline(always)]
+fn usual_header(buf: &[u8], at: &mut usize, prefix: u8, max: i64) -> Option<i64> {
+    let s = &buf[*at..];
+    if s.len() < 4 || s[0] != prefix {
+        return None;
+    }
+    // The `\r` must come before `limit`: after at most 10 digits, with a byte after it.
+    let limit = (s.len() - 1).min(12);
+    let mut i = 1;
+    let mut value: i64 = 0;
+    while i < limit {
+        let digit = s[i].wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value * 10 + i64::from(digit);
+        i += 1;
+    }
+    let leading_zero = s[1] == b'0' && i > 2;
+    if i == 1 || i == limit || s[i] != b'\r' || leading_zero || value > max {
+        return None;
+    }
+    *at += i + 2;
+    Some(value)
 }
 
 /// The arguments of one command: `args[0]` is the command name.

@@ -62,6 +62,25 @@ impl SmallBytes {
     }
 }
 
+/// Size of the fixed block `inline_block` returns.
+pub const INLINE_BLOCK: usize = 16;
+
+impl SmallBytes {
+    /// For a string of at most `INLINE_BLOCK` bytes stored inline: its length and the first
+    /// `INLINE_BLOCK` bytes of the inline buffer (the string, then padding), so that a writer
+    /// can copy a fixed-size block and cut it at the length (see `reply::bulk_array`).
+    #[inline]
+    pub fn inline_block(&self) -> Option<(usize, &[u8; INLINE_BLOCK])> {
+        match self {
+            SmallBytes::Inline { len, buf } if usize::from(*len) <= INLINE_BLOCK => {
+                let block = buf[..INLINE_BLOCK].try_into().expect("INLINE_CAP >= 16");
+                Some((usize::from(*len), block))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Deref for SmallBytes {
     type Target = [u8];
     #[inline]
