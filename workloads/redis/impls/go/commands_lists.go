@@ -55,9 +55,9 @@ func (c *client) push(args [][]byte, front, onlyIfExists bool) {
 	}
 	for _, v := range args[2:] {
 		if front {
-			l.pushFront(string(v))
+			l.pushFront(bulkElement(v))
 		} else {
-			l.pushBack(string(v))
+			l.pushBack(bulkElement(v))
 		}
 	}
 	c.db.touchBytes(args[1])
@@ -102,18 +102,18 @@ func (c *client) pop(args [][]byte, front bool, name string) {
 	}
 	if !hasCount {
 		if front {
-			c.replyBulkString(l.popFront())
+			c.reply(l.popFront())
 		} else {
-			c.replyBulkString(l.popBack())
+			c.reply(l.popBack())
 		}
 	} else {
 		n := int(min(count, int64(l.len())))
 		c.replyArrayLen(n)
 		for range n {
 			if front {
-				c.replyBulkString(l.popFront())
+				c.reply(l.popFront())
 			} else {
-				c.replyBulkString(l.popBack())
+				c.reply(l.popBack())
 			}
 		}
 	}
@@ -150,9 +150,8 @@ func cmdLrange(c *client, args [][]byte) {
 		return
 	}
 	c.replyArrayLen(to - from + 1)
-	for i := from; i <= to; i++ {
-		c.replyBulkString(l.at(i))
-	}
+	a, b := l.runs(from, to+1) // elements are already bulk strings: copy them
+	c.out = appendStrings(appendStrings(c.out, a), b)
 }
 
 func cmdLlen(c *client, args [][]byte) {
@@ -190,7 +189,7 @@ func cmdLindex(c *client, args [][]byte) {
 		return
 	}
 	if i := listIndex(idx, l.len()); i >= 0 {
-		c.replyBulkString(l.at(i))
+		c.reply(l.at(i))
 	} else {
 		c.replyNull()
 	}
@@ -214,7 +213,7 @@ func cmdLset(c *client, args [][]byte) {
 		c.reply(errIndexRange)
 		return
 	}
-	l.set(i, string(args[3]))
+	l.set(i, bulkElement(args[3]))
 	c.db.touchBytes(args[1])
 	c.reply(replyOK)
 }

@@ -291,3 +291,32 @@ func FuzzCommands(f *testing.F) {
 		c.feed(in)
 	})
 }
+
+// LRANGE walks the list's ring as up to two runs of bulk-encoded elements: check ranges that
+// wrap around its end, with one- and two-digit lengths.
+func TestLrangeAcrossTheRing(t *testing.T) {
+	c := testClient(t)
+	var want []string
+	for i := 0; i < 12; i++ {
+		v := strings.Repeat("v", i) // lengths 0..11
+		c.run(cmd("LPUSH", "l", v)) // LPUSH moves the ring's head backwards: it wraps at once
+		want = append([]string{v}, want...)
+	}
+	for _, r := range [][2]int{{0, -1}, {1, 3}, {5, 11}, {-4, -1}, {3, 3}, {11, 11}} {
+		from, to := r[0], r[1]
+		if from < 0 {
+			from += len(want)
+		}
+		if to < 0 {
+			to += len(want)
+		}
+		exp := "*" + strconv.Itoa(to-from+1) + "\r\n"
+		for _, v := range want[from : to+1] {
+			exp += "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+		}
+		got := c.run(cmd("LRANGE", "l", strconv.Itoa(r[0]), strconv.Itoa(r[1])))
+		if got != exp {
+			t.Errorf("LRANGE %d %d = %q, want %q", r[0], r[1], got, exp)
+		}
+	}
+}

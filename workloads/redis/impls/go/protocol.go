@@ -609,6 +609,14 @@ func appendBulkString(b []byte, s string) []byte {
 	return append(b, crlf...)
 }
 
+// appendStrings appends the strings of ss (the bulk-encoded elements of an LRANGE reply).
+func appendStrings(b []byte, ss []string) []byte {
+	for _, s := range ss {
+		b = append(b, s...)
+	}
+	return b
+}
+
 func appendBulkInt(b []byte, n int64) []byte {
 	var tmp [20]byte
 	return appendBulk(b, strconv.AppendInt(tmp[:0], n, 10))
