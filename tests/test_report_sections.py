@@ -204,6 +204,10 @@ def test_a_target_held_by_each_languages_best_variant_against_another_implementa
     assert by["best go: go"][-1].startswith("MISSED")
     # Against one implementation: go ÷ c = 0.5, within 1.6×.
     assert "c" in by["go"][3] and by["go"][-1].startswith("met")
+    # A program that is no host (a language's own floor) is excluded by name.
+    wl["targets"][0]["except"] = ["c-fast"]
+    rows = cells(targets.targets_table(wl, outcomes, impls))
+    assert rows[0][2] == "best c: c" and rows[0][-1].startswith("MISSED")
     # A language with no implementation measured in the run is said so, not dropped.
     wl["targets"][0]["best_of_languages"] = ["rust"]
     rows = cells(targets.targets_table(wl, outcomes, impls))

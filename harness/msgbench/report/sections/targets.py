@@ -18,7 +18,8 @@ def targets_table(wl: dict, outcomes: dict, impls: list | None = None) -> Table 
     `against = "reference"`; ÷ the best of a group, `against = "fastest"` with `among`; ÷ one
     implementation, `against = "<its id>"`) for one metric of one scenario. The implementations
     held to it are `impls`, and with `best_of_languages` each listed language's best variant in
-    this run (its best median of the metric): "the best C host is within 0.7× of the floor" is a
+    this run (its best median of the metric; `except` lists ids that are no candidates, such as
+    a language's own floor): "the best C host is within 0.7× of the floor" is a
     claim about the language's choice of library, not about one folder. `impls` (the run's
     ImplInfo list) gives the languages; without it only `impls` targets are checked."""
     targets = wl.get("targets") or []
@@ -45,10 +46,11 @@ def targets_table(wl: dict, outcomes: dict, impls: list | None = None) -> Table 
         if not baseline:
             continue
         base = outcomes.get((scen, baseline))
+        skip = set(t.get("except", []))  # e.g. a language's own floor, which is no host
         held = [(impl, impl) for impl in t.get("impls", [])] + [
             (f"best {lang}: {best}" if best else f"best {lang}", best)
             for lang in t.get("best_of_languages", [])
-            for best in [_best(outcomes, scen, metric, _of_language(impls, lang), d)]
+            for best in [_best(outcomes, scen, metric, _of_language(impls, lang, skip), d)]
         ]
         for shown_as, impl in held:
             o = outcomes.get((scen, impl))
@@ -107,10 +109,10 @@ def _trials(*rows: dict) -> int | None:
     return min(known) if all(known) else None
 
 
-def _of_language(impls: list | None, language: str) -> list[str]:
+def _of_language(impls: list | None, language: str, skip: set[str]) -> list[str]:
     """The ids of `language`'s implementations of the lab (its variants; neither the floor nor
-    the reference nor an A/A twin)."""
-    return [i.id for i in impls or [] if i.language == language and not i.role]
+    the reference nor an A/A twin, nor what the target names in `except`)."""
+    return [i.id for i in impls or [] if i.language == language and not i.role and i.id not in skip]
 
 
 def _best(outcomes: dict, scen: str, metric: str, among: list[str], d: dict) -> str:
