@@ -1,4 +1,5 @@
-// The values behind a key that are not strings: lists, hashes, sets and sorted sets.
+// The values behind a key that are not strings: hashes, sets and sorted sets (lists are
+// list.hpp).
 //
 // Hash fields, set members and sorted-set members are single heap blocks (length-prefixed
 // bytes, no std::string header) kept in a FlatTable, so a member costs its bytes plus an
@@ -15,7 +16,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -117,12 +117,6 @@ struct ZMemberTraits {
     static std::string_view key(const ZMember *m) {
         return m->name();
     }
-};
-
-class List {
-  public:
-    // Strings up to 15 bytes live inside std::string itself (no extra allocation).
-    std::deque<std::string> items;
 };
 
 // A set. While every member is an integer and there are at most 512, redis keeps a set as a

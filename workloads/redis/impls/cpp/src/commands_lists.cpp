@@ -31,15 +31,14 @@ void push_generic(Context &ctx, Args args, End end, bool only_existing) {
     } else {
         list = ref.entry->object<List>();
     }
-    auto &items = list->items;
     for (std::size_t i = 2; i < args.size(); ++i) {
         if (end == End::head) {
-            items.emplace_front(args[i]);
+            list->push_front(args[i]);
         } else {
-            items.emplace_back(args[i]);
+            list->push_back(args[i]);
         }
     }
-    ctx.reply.integer(static_cast<std::int64_t>(items.size()));
+    ctx.reply.integer(static_cast<std::int64_t>(list->size()));
 }
 
 void pop_generic(Context &ctx, Args args, End end) {
@@ -66,7 +65,8 @@ void pop_generic(Context &ctx, Args args, End end) {
     if (wrong_type(ctx, ref.entry, Type::list)) {
         return;
     }
-    auto &items = ref.entry->object<List>()->items;
+    // An element is copied into the reply before it is popped: its view may be into the list.
+    List &items = *ref.entry->object<List>();
     if (has_count) {
         const auto n = std::min(static_cast<std::size_t>(count), items.size());
         ctx.reply.array(n);
@@ -122,7 +122,7 @@ void llen(Context &ctx, Args args) {
     const List *list =
         util::collection<List>(ctx, ctx.db().get(args[1], ctx.now_ms), Type::list, wrong);
     if (!wrong) {
-        ctx.reply.integer(list ? static_cast<std::int64_t>(list->items.size()) : 0);
+        ctx.reply.integer(list ? static_cast<std::int64_t>(list->size()) : 0);
     }
 }
 
@@ -141,7 +141,7 @@ void lindex(Context &ctx, Args args) {
     if (!int_arg(ctx, args[2], index)) {
         return;
     }
-    const auto size = static_cast<std::int64_t>(list->items.size());
+    const auto size = static_cast<std::int64_t>(list->size());
     if (index < 0) {
         index += size;
     }
@@ -149,7 +149,7 @@ void lindex(Context &ctx, Args args) {
         ctx.reply.null_bulk();
         return;
     }
-    ctx.reply.bulk(list->items[static_cast<std::size_t>(index)]);
+    ctx.reply.bulk((*list)[static_cast<std::size_t>(index)]);
 }
 
 void lset(Context &ctx, Args args) {
@@ -165,7 +165,7 @@ void lset(Context &ctx, Args args) {
     if (!int_arg(ctx, args[2], index)) {
         return;
     }
-    auto &items = e->object<List>()->items;
+    List &items = *e->object<List>();
     const auto size = static_cast<std::int64_t>(items.size());
     if (index < 0) {
         index += size;
@@ -174,7 +174,7 @@ void lset(Context &ctx, Args args) {
         ctx.reply.error(errors::kOutOfRange);
         return;
     }
-    items[static_cast<std::size_t>(index)].assign(args[3]);
+    items.set(static_cast<std::size_t>(index), args[3]);
     ctx.reply.ok();
 }
 
@@ -191,12 +191,13 @@ void lrange(Context &ctx, Args args) {
         return;
     }
     if (list == nullptr ||
-        !util::clamp_range(start, stop, static_cast<std::int64_t>(list->items.size()))) {
+        !util::clamp_range(start, stop, static_cast<std::int64_t>(list->size()))) {
         ctx.reply.empty_array();
         return;
     }
     ctx.reply.array(static_cast<std::size_t>(stop - start + 1));
-    ctx.reply.bulks(list->items.begin() + start, list->items.begin() + stop + 1);
+    ctx.reply.bulks(list->at(static_cast<std::size_t>(start)),
+                    list->at(static_cast<std::size_t>(stop) + 1));
 }
 
 void ltrim(Context &ctx, Args args) {
@@ -214,16 +215,13 @@ void ltrim(Context &ctx, Args args) {
     if (wrong_type(ctx, ref.entry, Type::list)) {
         return;
     }
-    auto &items = ref.entry->object<List>()->items;
+    List &items = *ref.entry->object<List>();
     if (!util::clamp_range(start, stop, static_cast<std::int64_t>(items.size()))) {
-        items.clear();
-    } else {
-        items.erase(items.begin() + stop + 1, items.end());
-        items.erase(items.begin(), items.begin() + start);
+        db.remove(ref); // nothing kept
+        ctx.reply.ok();
+        return;
     }
-    if (items.empty()) {
-        db.remove(ref);
-    }
+    items.keep(static_cast<std::size_t>(start), static_cast<std::size_t>(stop - start + 1));
     ctx.reply.ok();
 }
 
@@ -241,30 +239,12 @@ void lrem(Context &ctx, Args args) {
     if (wrong_type(ctx, ref.entry, Type::list)) {
         return;
     }
-    auto &items = ref.entry->object<List>()->items;
-    const std::string_view target = args[3];
+    List &items = *ref.entry->object<List>();
     // How many to remove (0 = all), from the head (count >= 0) or the tail (count < 0).
     const std::uint64_t limit = count == 0 ? ~std::uint64_t{0}
                                            : (count > 0 ? static_cast<std::uint64_t>(count)
                                                         : 0 - static_cast<std::uint64_t>(count));
-    std::uint64_t removed = 0;
-    if (count >= 0) {
-        for (auto it = items.begin(); it != items.end() && removed < limit;) {
-            if (*it == target) {
-                it = items.erase(it);
-                ++removed;
-            } else {
-                ++it;
-            }
-        }
-    } else {
-        for (auto i = items.size(); i-- > 0 && removed < limit;) {
-            if (items[i] == target) {
-                items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
-                ++removed;
-            }
-        }
-    }
+    const std::size_t removed = items.remove(args[3], limit, count < 0);
     if (items.empty()) {
         db.remove(ref);
     }

@@ -14,6 +14,7 @@
 
 #include "collections.hpp"
 #include "flat_table.hpp"
+#include "list.hpp"
 
 #include <array>
 #include <cstddef>
