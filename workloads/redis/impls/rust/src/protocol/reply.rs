@@ -178,16 +178,7 @@ pub fn bulk_array<'a>(out: &mut Out, items: impl ExactSizeIterator<Item = &'a Sm
         let block: &mut [u8; SHORT_BLOCK] = (&mut out[at..at + SHORT_BLOCK])
             .try_into()
             .expect("room was added");
-        block[0] = b'$';
-        let h = if n < 10 {
-            block[1] = b'0' + n as u8;
-            2
-        } else {
-            block[1] = b'1';
-            block[2] = b'0' + (n - 10) as u8;
-            3
-        };
-        block[h..h + 2].copy_from_slice(b"\r\n");
+        let h = write_short_header(block, n);
         block[h + 2..h + 2 + INLINE_BLOCK].copy_from_slice(bytes);
         block[h + 2 + n..h + 4 + n].copy_from_slice(b"\r\n");
         at += h + 4 + n;
@@ -213,11 +204,10 @@ fn short_bulk(out: &mut Out, s: &[u8]) {
     out.truncate(start + len);
 }
 
-/// Writes `$<len>\r\n<s>\r\n` (`s` at most `SHORT_BULK` bytes) at the start of `block`;
-/// returns its length.
-#[inline]
-fn write_short_bulk(block: &mut [u8; SHORT_BLOCK], s: &[u8]) -> usize {
-    let n = s.len();
+/// Writes `$<n>\r\n` (`n` below 20) at the start of `block`; returns the length of `$<n>`, so
+/// the payload starts two bytes further on.
+#[inline(always)]
+fn write_short_header(block: &mut [u8; SHORT_BLOCK], n: usize) -> usize {
     block[0] = b'$';
     let h = if n < 10 {
         block[1] = b'0' + n as u8;
@@ -228,6 +218,15 @@ fn write_short_bulk(block: &mut [u8; SHORT_BLOCK], s: &[u8]) -> usize {
         3
     };
     block[h..h + 2].copy_from_slice(b"\r\n");
+    h
+}
+
+/// Writes `$<len>\r\n<s>\r\n` (`s` at most `SHORT_BULK` bytes) at the start of `block`;
+/// returns its length.
+#[inline]
+fn write_short_bulk(block: &mut [u8; SHORT_BLOCK], s: &[u8]) -> usize {
+    let n = s.len();
+    let h = write_short_header(block, n);
     let body = &mut block[h + 2..];
     if n >= 8 {
         body[..8].copy_from_slice(&s[..8]);
