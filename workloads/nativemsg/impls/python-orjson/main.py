@@ -1,9 +1,10 @@
 """Entry point: `<venv python> -E -S main.py [origin]`. Browsers pass the caller's origin (Chromium)
 or the manifest path and extension id (Firefox); the host needs neither, so argv is ignored.
 
-The host modules sit next to this file, which Python puts first on sys.path; framing.py is the
-python host's (../python), found after them: nothing of that folder shadows a module of this
-one, and one framing module serves both hosts. orjson lives in
+This folder holds protocol.py (orjson), which Python puts first on sys.path; framing.py and
+host.py (the serve loop) are the python host's (../python), found after it: its protocol.py is
+shadowed by this one, so host.py's `from protocol import handle` gets orjson's (protocol.py
+loads the python host's as json_protocol for its slow path). orjson lives in
 the venv's site-packages, which -S leaves off sys.path: rather than run site.py (about 10
 million instructions, ~3 ms of every spawned host), main.py appends that one folder itself,
 found the way site.py finds it for a venv: <venv>/bin/python -> <venv>/lib/pythonX.Y/site-packages.
@@ -26,4 +27,4 @@ except ImportError as e:  # orjson missing: one line on stderr and status 1, no 
     sys.exit(1)
 
 if __name__ == "__main__":
-    sys.exit(host.main())
+    sys.exit(host.main("nativemsg-python-orjson"))

@@ -5,108 +5,93 @@ never more than framing.MAX_REPLY. Bad input of any kind becomes an {"error": ..
 never raises for anything a peer can send.
 
 orjson parses the body straight from the frame's memoryview (it validates the UTF-8 itself)
-and writes compact UTF-8. Where orjson refuses a body, the request is answered by the standard
-library's json exactly as the `python` host answers it (the slow path below), so every input
-gets the same verdict as there:
+and writes compact UTF-8: that is the fast path, for a ping, an echo and a valid fill. Every
+other body is answered by the `python` host's own protocol module (../python/protocol.py,
+loaded here as `json_protocol`, the standard library's json), so it gets that host's reply:
 - valid JSON that orjson will not read: a lone surrogate escape ("\\ud800"), a number beyond
   the double range (1e400: an error for an echo, ignored in a ping), nesting deeper than
   orjson's 1024 levels (json then stops at Python's recursion limit);
-- invalid JSON: json's error message is the one sent (parsed twice, on error paths only).
+- every error: invalid JSON, not an object, a bad or unknown op, an echo without data, a bad
+  fill (such bodies are parsed twice, on error paths only).
 And where orjson cannot write a reply, json writes it: nesting deeper than orjson's writer
 allows (254 levels).
 
 One difference remains, allowed by SPEC §2 (numbers are equal as doubles): orjson reads an
 integer beyond the 64-bit range (above 2**64 - 1 or below -2**63) as the nearest double, so its
 echo is that double (1.2345678901234568e+29), where json keeps every digit.
+
+The first large frame also tunes glibc's malloc (keep_heap): a 512 KiB echo allocates a few
+MiB (the text as a 4-byte-per-character str, the reply), and glibc's defaults hand that memory
+back to the kernel after each request (mmap'd blocks above its threshold are unmapped, and the
+top of the heap is trimmed), so the next request faults every page in again: ~660 page faults
+per 512 KiB echo (~40 once tuned), which on a busy machine cost more than the parse itself.
+Small requests never pay for this (ctypes is imported only then): a spawned ping starts no
+slower. It is done here, in handle(), because the serve loop is the python host's.
 """
 
-import json
+import os
+import sys
+from importlib.machinery import ModuleSpec, SourceFileLoader
 
+import framing
 import orjson
 from framing import MAX_REPLY
+
+
+def _load_json_protocol():
+    """The python host's protocol.py (beside the framing.py found on sys.path), imported as
+    `json_protocol`: this module is `protocol` too, so it cannot be imported by name."""
+    path = os.path.join(os.path.dirname(framing.__file__), "protocol.py")
+    loader = SourceFileLoader("json_protocol", path)
+    module = type(sys)("json_protocol")
+    module.__file__, module.__loader__ = path, loader
+    module.__spec__ = ModuleSpec("json_protocol", loader, origin=path)
+    sys.modules["json_protocol"] = module
+    loader.exec_module(module)
+    return module
+
+
+json_protocol = _load_json_protocol()
 
 _loads = orjson.loads
 _dumps = orjson.dumps
 _OrjsonDecodeError = orjson.JSONDecodeError  # a ValueError (and json.JSONDecodeError)
 _OrjsonEncodeError = orjson.JSONEncodeError  # a TypeError
+_handle_json = json_protocol.handle  # the slow path: the python host's answer
+_to_body_json = json_protocol.to_body
+_too_big = json_protocol._too_big
+error = json_protocol.error
+FILL_OVERHEAD = json_protocol.FILL_OVERHEAD
+PONG = json_protocol.PONG
 
-PONG = _dumps({"op": "pong"})
+# A frame this large (or larger) makes allocations above glibc's 128 KiB mmap threshold: a
+# 32 KiB text becomes a 128 KiB str when one character needs 4 bytes.
+LARGE_FRAME = 32 * 1024
 
-# The smallest fill reply is {"op":"fill","data":""}: each byte asked for beyond that is one "x".
-FILL_OVERHEAD = len(_dumps({"op": "fill", "data": ""}))
+# glibc mallopt(3) parameters (<malloc.h>) and the values set. Blocks up to 8 MiB come from the
+# heap (a 1 MiB reply's text is at most 4 MiB as a str) and up to 32 MiB of free heap is kept;
+# a 64 MiB request's buffer is still mmap'd and given back once served.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD = 8 * 1024 * 1024
+_TRIM_THRESHOLD = 32 * 1024 * 1024
 
-_OP_SHOWN = 64  # an op name quoted in an error is cut so the error stays small
-
-
-# --- the slow path: the standard library, as in the `python` host ---------------------------
-
-
-def _reject_constant(name):
-    # json accepts NaN, Infinity and -Infinity by default; they are not JSON (RFC 8259).
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# Built once (json.loads/dumps with keyword arguments build a decoder or encoder per call).
-_raw_decode = json.JSONDecoder(parse_constant=_reject_constant).raw_decode
-_JSON_WHITESPACE = " \t\n\r"  # str.strip() alone would also strip other Unicode spaces
-_encode = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
-# Error replies, and strings holding lone surrogates (no UTF-8 encoding): \u escapes.
-_encode_ascii = json.JSONEncoder(
-    ensure_ascii=True, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
+_small = True  # no large frame yet: the allocator is as glibc set it
 
 
-def error(message):
-    """An error reply body: {"error": message}, ASCII (the message may quote a lone surrogate)."""
-    return _encode_ascii({"error": message}).encode()
-
-
-def _too_big(size):
-    return error(f"reply of at least {size} bytes would exceed the {MAX_REPLY}-byte limit")
-
-
-def _to_body_json(value):
-    """Serialise a reply with json (values orjson did not parse, or cannot write)."""
+def keep_heap():
+    """Have glibc keep freed memory for the next request; False where that is not possible."""
     try:
-        text = _encode(value)
-        # Cheap pre-check: a UTF-8 encoding is never shorter than the string's length.
-        if len(text) > MAX_REPLY:
-            return _too_big(len(text))
-        try:
-            body = text.encode()
-        except UnicodeEncodeError:
-            body = _encode_ascii(value).encode()
-    except RecursionError:
-        return error("reply is nested too deeply to serialise")
-    except (ValueError, MemoryError) as e:  # NaN/Infinity (1e400 parses as inf), no memory
-        return error(f"cannot serialise reply: {e}")
-    if len(body) > MAX_REPLY:
-        return _too_big(len(body))
-    return body
+        import ctypes  # here, not at the top: about 2 ms, paid only once a large frame comes
 
-
-def _handle_json(body):
-    """Answer a body orjson refused, the way the `python` host does."""
-    try:
-        text = str(body, "utf-8").strip(_JSON_WHITESPACE)
-        request, end = _raw_decode(text)
-        if end != len(text):
-            raise json.JSONDecodeError("Extra data", text, end)
-    except UnicodeDecodeError as e:
-        return error(f"request is not valid UTF-8: {e.reason} at byte {e.start}")
-    except json.JSONDecodeError as e:
-        return error(f"request is not valid JSON: {e}")
-    except RecursionError:
-        return error("request is nested too deeply")
-    except (ValueError, MemoryError) as e:
-        # e.g. an integer beyond sys.get_int_max_str_digits(), or NaN/Infinity
-        return error(f"request cannot be parsed: {e}")
-    return _answer(request, _to_body_json)
-
-
-# --- the fast path ---------------------------------------------------------------------------
+        mallopt = ctypes.CDLL(None).mallopt
+        mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+        return bool(
+            mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+            and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+        )
+    except (ImportError, OSError, AttributeError):  # no ctypes, or a libc without mallopt
+        return False
 
 
 def _to_body(value):
@@ -124,41 +109,25 @@ def _to_body(value):
 
 def handle(body):
     """Answer one request body."""
+    global _small
+    if _small and len(body) >= LARGE_FRAME:
+        _small = False
+        keep_heap()
     try:
         request = _loads(body)
     except (_OrjsonDecodeError, RecursionError):
         return _handle_json(body)
     except MemoryError as e:
         return error(f"request cannot be parsed: {e}")
-    return _answer(request, _to_body)
-
-
-def _answer(request, to_body):
-    """The reply to a parsed request; `to_body` serialises an echo."""
-    if type(request) is not dict:
-        return error("request is not a JSON object")
-    op = request.get("op")
-    if op == "ping":
-        return PONG
-    if op == "echo":
-        if "data" not in request:
-            return error('echo request has no "data" member')
-        return to_body({"op": "echo", "data": request["data"]})
-    if op == "fill":
-        return _fill(request)
-    if op is None and "op" not in request:
-        return error('request has no "op" member')
-    if type(op) is not str:
-        return error('"op" is not a string')
-    return error(f"unknown op {_encode_ascii(op[:_OP_SHOWN])}")
-
-
-def _fill(request):
-    size = request.get("bytes")
-    # type() rather than isinstance(): true and false are ints in Python but not in JSON, and
-    # 5.0 is a JSON number that is not an integer.
-    if type(size) is not int:
-        return error('fill needs an integer "bytes" member')
-    if not FILL_OVERHEAD <= size <= MAX_REPLY:
-        return error(f'fill "bytes" must be between {FILL_OVERHEAD} and {MAX_REPLY}')
-    return _dumps({"op": "fill", "data": "x" * (size - FILL_OVERHEAD)})
+    if type(request) is dict:
+        op = request.get("op")
+        if op == "ping":
+            return PONG
+        if op == "echo" and "data" in request:
+            return _to_body({"op": "echo", "data": request["data"]})
+        if op == "fill":
+            size = request.get("bytes")
+            # type() rather than isinstance(): true and false are ints in Python, not in JSON.
+            if type(size) is int and FILL_OVERHEAD <= size <= MAX_REPLY:
+                return _dumps({"op": "fill", "data": "x" * (size - FILL_OVERHEAD)})
+    return _handle_json(body)  # an error: worded as the python host words it

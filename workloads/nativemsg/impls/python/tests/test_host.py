@@ -1,5 +1,6 @@
 """host + main as a process, started the way impl.toml starts it (`python -E -S main.py`):
-exit statuses, stderr messages, and a reply written before the next read."""
+exit statuses, stderr messages, and a reply written before the next read. Every test runs
+against both hosts that share host.py: this one and python-orjson (its main.py, its name)."""
 
 import os
 import struct
@@ -9,20 +10,33 @@ from pathlib import Path
 
 import pytest
 
-IMPL_DIR = Path(__file__).resolve().parent.parent
-ARGV = [sys.executable, "-E", "-S", str(IMPL_DIR / "main.py"), "chrome-extension://abc/"]
+IMPLS = Path(__file__).resolve().parent.parent.parent
+IMPL_DIR = ARGV = None  # the host under test's folder and command (set by the fixture below)
+
+
+@pytest.fixture(autouse=True, params=["python", "python-orjson"])
+def _host(request):
+    global IMPL_DIR, ARGV
+    IMPL_DIR = IMPLS / request.param
+    ARGV = [sys.executable, "-E", "-S", str(IMPL_DIR / "main.py"), "chrome-extension://abc/"]
+
+
 PING = struct.pack("<I", 13) + b'{"op":"ping"}'
 PONG = struct.pack("<I", 13) + b'{"op":"pong"}'
 
 
-def run(stdin: bytes, argv=ARGV) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, input=stdin, capture_output=True, cwd=IMPL_DIR, timeout=30)
+def run(stdin: bytes, argv=None) -> subprocess.CompletedProcess:
+    return subprocess.run(argv or ARGV, input=stdin, capture_output=True, cwd=IMPL_DIR, timeout=30)
 
 
 def assert_clean_failure(proc, message):
     assert proc.returncode == 1
     lines = proc.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("nativemsg-python: ") and message in lines[0]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith(f"nativemsg-{IMPL_DIR.name}: ")
+        and message in lines[0]
+    )
 
 
 def test_eof_before_any_frame_exits_0_silently():

@@ -1,12 +1,48 @@
-"""protocol: ping, echo (re-serialised), fill (exact byte size), error replies, the 1 MiB cap."""
+"""protocol: ping, echo (re-serialised), fill (exact byte size), error replies, the 1 MiB cap.
 
+SPEC-level, so every test runs against both hosts' handle(): this one's (stdlib json) and
+python-orjson's (../python-orjson/protocol.py, which needs orjson from the venv). Both modules
+are named `protocol`, so both are loaded by path under distinct names; python-orjson's own
+tests cover only where it differs (its fast path, the hand-over to json, the allocator).
+"""
+
+import importlib.util
 import json
 import math
 import random
+from pathlib import Path
 
 import pytest
 from framing import MAX_REPLY
-from protocol import FILL_OVERHEAD, handle
+
+IMPLS = Path(__file__).resolve().parent.parent.parent
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PROTOCOLS = {
+    "python": _load("python_protocol", IMPLS / "python" / "protocol.py"),
+    "python-orjson": _load("orjson_protocol", IMPLS / "python-orjson" / "protocol.py"),
+}
+FILL_OVERHEAD = PROTOCOLS["python"].FILL_OVERHEAD
+_handle = None  # the handle() of the host under test (set by the fixture below)
+
+
+@pytest.fixture(autouse=True, params=sorted(PROTOCOLS))
+def _host(request):
+    global _handle
+    _handle = PROTOCOLS[request.param].handle
+    yield
+    _handle = None
+
+
+def handle(body):
+    return _handle(body)
 
 
 def ask(request) -> dict:
@@ -55,7 +91,8 @@ ECHO_VALUES = [
     0,
     -1,
     2**53,
-    123456789012345678901234567890,
+    2**64 - 1,  # the largest integer orjson keeps exact
+    -(2**63),
     -0.0,
     1.5,
     1e300,
@@ -82,6 +119,16 @@ def test_echo_round_trips(value):
     assert type(reply["data"]) is type(value)
     if isinstance(value, float):
         assert math.copysign(1.0, reply["data"]) == math.copysign(1.0, value)  # -0.0 stays
+
+
+def test_python_echoes_an_integer_beyond_64_bits_exactly():
+    # python-orjson reads it as the nearest double (SPEC §2 allows it): its own tests.
+    reply = PROTOCOLS["python"].handle(b'{"op":"echo","data":123456789012345678901234567890}')
+    assert reply == b'{"op":"echo","data":123456789012345678901234567890}'
+
+
+def test_fill_overhead_is_the_same_in_both_hosts():
+    assert {p.FILL_OVERHEAD for p in PROTOCOLS.values()} == {FILL_OVERHEAD}
 
 
 def test_echo_is_reserialised_not_copied():
