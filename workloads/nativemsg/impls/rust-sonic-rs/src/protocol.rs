@@ -5,15 +5,12 @@
 use sonic_rs::{JsonType, JsonValueTrait, Value};
 
 use crate::framing::MAX_REPLY;
+use nativemsg_rust::protocol::{quote, too_big, write_error_with};
+use nativemsg_rust::protocol::{ECHO_PREFIX, ECHO_SUFFIX, FILL_PREFIX, FILL_SUFFIX, PONG};
 
-const PONG: &[u8] = br#"{"op":"pong"}"#;
-const ECHO_PREFIX: &[u8] = br#"{"op":"echo","data":"#;
-const ECHO_SUFFIX: &[u8] = b"}";
-const FILL_PREFIX: &[u8] = br#"{"op":"fill","data":""#;
-const FILL_SUFFIX: &[u8] = br#""}"#;
-
-/// The smallest fill reply: `{"op":"fill","data":""}`, 23 bytes.
-pub const FILL_MIN: usize = FILL_PREFIX.len() + FILL_SUFFIX.len();
+/// The smallest fill reply: `{"op":"fill","data":""}`, 23 bytes (the reply shapes are the
+/// rust host's, as SPEC.md has them).
+pub use nativemsg_rust::protocol::FILL_MIN;
 
 /// Deepest nesting of arrays and objects this host parses (the request object is level 1).
 ///
@@ -24,10 +21,6 @@ pub const FILL_MIN: usize = FILL_PREFIX.len() + FILL_SUFFIX.len();
 /// stack per level (the fuzz replays and `cargo test` run debug builds), against about 200
 /// bytes in the release build.
 pub const MAX_DEPTH: usize = 128;
-
-/// Longest piece of a client-supplied `op` quoted back in an error message, so an error
-/// reply stays small whatever the request held.
-const QUOTE_LIMIT: usize = 64;
 
 /// Capacity the reply buffer is cut back to after a refused oversized reply. sonic-rs
 /// reserves six times a string's length before escaping it, so one huge echo would otherwise
@@ -197,30 +190,9 @@ fn number(n: &Value) -> String {
     sonic_rs::to_string(n).unwrap_or_else(|_| "a number".to_owned())
 }
 
-fn too_big() -> String {
-    format!("reply would exceed the Native Messaging limit of {MAX_REPLY} bytes")
-}
-
 /// Appends `{"error": reason}` to `out`; sonic-rs escapes whatever `reason` quotes.
 fn write_error(out: &mut Vec<u8>, reason: &str) {
-    let start = out.len();
-    out.extend_from_slice(br#"{"error":"#);
-    if sonic_rs::to_writer(&mut *out, reason).is_err() {
-        // Writing into a Vec cannot fail; this keeps the reply valid JSON regardless.
-        out.truncate(start);
-        out.extend_from_slice(br#"{"error":"internal error"}"#);
-        return;
-    }
-    out.push(b'}');
-}
-
-/// A client-supplied string for an error message: quoted with escapes (so control
-/// characters stay visible), cut at `QUOTE_LIMIT` characters.
-fn quote(s: &str) -> String {
-    match s.char_indices().nth(QUOTE_LIMIT) {
-        Some((cut, _)) => format!("{:?}...", &s[..cut]),
-        None => format!("{s:?}"),
-    }
+    write_error_with(out, reason, |out, reason| sonic_rs::to_writer(out, reason));
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -236,168 +208,30 @@ fn kind(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    //! Unit tests of the request → reply logic: ping, echo re-serialisation, fill sizes, error
-    //! replies for bad input, the nesting guard, and the 1 MiB reply cap. Replies are read
+    //! The rust host's protocol checks (`nativemsg_rust::protocol::checks`: ping, echo
+    //! re-serialisation, fill sizes, error replies for bad input, the 1 MiB reply cap) on this
+    //! host's `respond`, and the edge cases of sonic-rs: its one-line error messages, the
+    //! nesting guard, and the reply buffer shrinking after an oversized echo. Replies are read
     //! back with serde_json, a second library.
 
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+    use nativemsg_rust::protocol::checks;
     use serde_json::{json, Value as Json};
 
+    nativemsg_rust::protocol_tests!(crate::protocol::respond);
+
     fn reply_bytes(request: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        respond(request, &mut out);
-        assert!(out.len() <= MAX_REPLY);
-        out
+        checks::reply_bytes(respond, request)
     }
 
     fn reply(request: &[u8]) -> Json {
-        serde_json::from_slice(&reply_bytes(request)).expect("reply is JSON")
+        checks::reply(respond, request)
     }
 
     fn error_of(request: &[u8]) -> String {
-        let r = reply(request);
-        match r.get("error") {
-            Some(Json::String(e)) if !e.is_empty() => e.clone(),
-            _ => panic!("not an error reply: {r}"),
-        }
-    }
-
-    #[test]
-    fn ping_gets_pong() {
-        assert_eq!(reply(br#"{"op":"ping"}"#), json!({"op": "pong"}));
-        assert_eq!(
-            reply(br#"{"op":"ping","extra":[1,2],"data":null}"#),
-            json!({"op": "pong"})
-        );
-    }
-
-    #[test]
-    fn echo_re_serialises_any_value() {
-        let data = json!({
-            "s": "quote \" backslash \\ newline \n nul \u{0000} é € 😀",
-            "n": [0, -1, 1.5, 1e300, -2.2250738585072014e-308, 9007199254740993u64],
-            "b": [true, false, null],
-            "o": {"": {}, "a": []},
-        });
-        let req = serde_json::to_vec(&json!({"op": "echo", "data": data})).unwrap();
-        assert_eq!(reply(&req), json!({"op": "echo", "data": data}));
-        for scalar in ["null", "0", "\"\"", "[]", "{}", "true", "-0.0", "0.1"] {
-            let req = format!(r#"{{"op":"echo","data":{scalar}}}"#);
-            let want: Json = serde_json::from_str(scalar).unwrap();
-            assert_eq!(reply(req.as_bytes()), json!({"op": "echo", "data": want}));
-        }
-    }
-
-    #[test]
-    fn echo_is_not_a_byte_copy() {
-        // Whitespace and escapes are normalised: proof the host parsed and re-wrote the data.
-        let out = reply_bytes(br#"{"op":"echo","data":[ 1 , "\u0041" ]}"#);
-        assert_eq!(out, br#"{"op":"echo","data":[1,"A"]}"#);
-    }
-
-    #[test]
-    fn floats_round_trip_exactly() {
-        for f in [
-            0.1f64,
-            1.0 / 3.0,
-            5e-324,
-            1.7976931348623157e308,
-            123456.789e-7,
-        ] {
-            let req = format!(r#"{{"op":"echo","data":{f:e}}}"#);
-            let got = reply(req.as_bytes())["data"].as_f64().unwrap();
-            assert_eq!(got.to_bits(), f.to_bits(), "{f:e}");
-        }
-    }
-
-    #[test]
-    fn nul_in_strings_survives() {
-        let out = reply(br#"{"op":"echo","data":"a\u0000b"}"#);
-        assert_eq!(out["data"], "a\u{0}b");
-    }
-
-    #[test]
-    fn echo_without_data_is_an_error() {
-        error_of(br#"{"op":"echo"}"#);
-    }
-
-    #[test]
-    fn fill_is_exactly_n_bytes() {
-        for n in [
-            FILL_MIN,
-            FILL_MIN + 1,
-            100,
-            65_536,
-            MAX_REPLY - 1,
-            MAX_REPLY,
-        ] {
-            let out = reply_bytes(format!(r#"{{"op":"fill","bytes":{n}}}"#).as_bytes());
-            assert_eq!(out.len(), n);
-            let v: Json = serde_json::from_slice(&out).unwrap();
-            assert_eq!(v["op"], "fill");
-            let s = v["data"].as_str().unwrap();
-            assert!(s.bytes().all(|b| b == b'x'));
-        }
-        assert_eq!(FILL_MIN, 23);
-    }
-
-    #[test]
-    fn fill_rejects_bad_sizes() {
-        for bytes in [
-            "22",
-            "0",
-            "-1",
-            "1048577",
-            "4294967296",
-            "4294967319",           // 2^32 + 23: a valid 23 if truncated to 32 bits
-            "18446744073709551639", // 2^64 + 23: wraps to 23 in 64 bits
-            "1e400",
-            "1.5",
-            "100.0",
-            "1e3",
-            "\"100\"",
-            "null",
-            "[100]",
-        ] {
-            let req = format!(r#"{{"op":"fill","bytes":{bytes}}}"#);
-            error_of(req.as_bytes());
-        }
-        error_of(br#"{"op":"fill"}"#);
-    }
-
-    #[test]
-    fn bad_requests_get_error_replies() {
-        let cases: &[&[u8]] = &[
-            b"",
-            b"   ",
-            b"not json",
-            b"NaN",
-            b"Infinity",
-            b"{\"op\":\"echo\",\"data\":NaN}",
-            b"{\"op\":\"ping\"} trailing",
-            b"{\"op\":\"ping\"}{}",
-            b"[\"ping\"]",
-            b"\"ping\"",
-            b"42",
-            b"null",
-            b"{}",
-            b"{\"op\":null}",
-            b"{\"op\":1}",
-            b"{\"op\":[\"ping\"]}",
-            b"{\"op\":\"PING\"}",
-            b"{\"op\":\"frob\"}",
-            b"{\"op\":\"ping\"\xff}",
-            b"{\"op\":\"echo\",\"data\":\"\xc3\x28\"}",
-            b"{\"op\":\"echo\",\"data\":\"\xed\xa0\x80\"}", // UTF-8-encoded surrogate
-            b"{\"op\":\"echo\",\"data\":\"\xc0\xaf\"}",     // overlong encoding
-            b"{\"op\":\"echo\",\"data\":\"a\x01\"}",        // raw control character
-            b"\xef\xbb\xbf{\"op\":\"ping\"}",               // BOM
-        ];
-        for &req in cases {
-            error_of(req);
-        }
+        checks::error_of(respond, request)
     }
 
     #[test]
@@ -407,19 +241,8 @@ mod tests {
         assert!(!e.contains('\n'), "{e}");
     }
 
-    /// Runs `f` on a thread with a 64 MiB stack: in a debug build sonic-rs needs about
-    /// 36 KiB per nesting level, more than the 2 MiB of a test thread holds at the limit.
-    fn on_big_stack(f: impl FnOnce() + Send + 'static) {
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap();
-    }
-
     #[test]
-    fn deep_nesting_is_an_error_not_a_crash() {
+    fn too_deep_nesting_gets_the_guards_message() {
         let mut req = br#"{"op":"echo","data":"#.to_vec();
         req.extend(std::iter::repeat_n(b'[', 1_000_000));
         assert!(error_of(&req).contains("nested deeper"));
@@ -432,6 +255,17 @@ mod tests {
             );
             assert!(error_of(deep.as_bytes()).contains("nested deeper"));
         }
+    }
+
+    /// Runs `f` on a thread with a 64 MiB stack: in a debug build sonic-rs needs about
+    /// 36 KiB per nesting level, more than the 2 MiB of a test thread holds at the limit.
+    fn on_big_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
@@ -483,53 +317,12 @@ mod tests {
     }
 
     #[test]
-    fn reply_cap_is_exact() {
-        // The echo wrapper around a string is 23 bytes: {"op":"echo","data":"…"}.
-        let wrapper = ECHO_PREFIX.len() + 2 + ECHO_SUFFIX.len();
-        let fits = "y".repeat(MAX_REPLY - wrapper);
-        let req = serde_json::to_vec(&json!({"op": "echo", "data": fits})).unwrap();
-        assert_eq!(reply_bytes(&req).len(), MAX_REPLY);
-
-        let over = "y".repeat(MAX_REPLY - wrapper + 1);
-        let req = serde_json::to_vec(&json!({"op": "echo", "data": over})).unwrap();
-        assert!(error_of(&req).contains("exceed"));
-    }
-
-    #[test]
-    fn huge_echo_gets_an_error_reply_and_the_buffer_shrinks() {
+    fn the_buffer_shrinks_after_a_huge_echo() {
         let big = "z".repeat(2 * MAX_REPLY);
         let req = serde_json::to_vec(&json!({"op": "echo", "data": big})).unwrap();
         let mut out = Vec::new();
         respond(&req, &mut out);
         assert!(out.capacity() <= KEEP_CAPACITY, "{}", out.capacity());
         assert!(serde_json::from_slice::<Json>(&out).unwrap()["error"].is_string());
-        // Escapes can push a reply over the cap even when the request was under it.
-        let quotes = "\"".repeat(MAX_REPLY / 2 + 10);
-        let req = serde_json::to_vec(&json!({"op": "echo", "data": quotes})).unwrap();
-        error_of(&req);
-    }
-
-    #[test]
-    fn error_messages_quote_the_op_safely() {
-        let e = error_of(br#"{"op":"fr\"ob"}"#);
-        assert!(e.contains(r#""fr\"ob""#), "{e}");
-        let long = "é".repeat(10 * QUOTE_LIMIT);
-        let req = serde_json::to_vec(&json!({ "op": long })).unwrap();
-        let e = error_of(&req);
-        assert!(e.len() < 4 * QUOTE_LIMIT, "{e}");
-    }
-
-    #[test]
-    fn respond_appends_after_existing_bytes() {
-        // The host keeps a frame header in front of the body; respond must not disturb it,
-        // and the 1 MiB cap applies to what it adds.
-        let mut out = vec![9, 9, 9, 9];
-        respond(br#"{"op":"fill","bytes":1048576}"#, &mut out);
-        assert_eq!(&out[..4], &[9, 9, 9, 9]);
-        assert_eq!(out.len(), 4 + MAX_REPLY);
-        let mut out = vec![9, 9, 9, 9];
-        respond(b"oops", &mut out);
-        assert_eq!(&out[..4], &[9, 9, 9, 9]);
-        assert!(serde_json::from_slice::<Json>(&out[4..]).unwrap()["error"].is_string());
     }
 }

@@ -31,49 +31,74 @@ impl fmt::Display for HostError {
     }
 }
 
+/// glibc malloc thresholds a host sets at start-up, before it reads anything.
+///
+/// glibc's defaults give a freed block of more than ~128 KiB back to the kernel (`munmap`, or
+/// trimming the heap top), and its dynamic thresholds settle at about twice the largest block
+/// seen, so a host that allocates a large parse tree afresh for every message pays for fresh
+/// zeroed pages every time. Fixed thresholds keep those blocks on the heap; each host picks
+/// them for what its JSON library allocates per message.
+#[derive(Clone, Copy, Debug)]
+pub struct HeapTuning {
+    /// Blocks up to this many bytes come from the heap, larger ones from `mmap`.
+    pub mmap_threshold: i32,
+    /// Free heap up to this many bytes stays mapped.
+    pub trim_threshold: i32,
+}
+
+/// This host's thresholds. An echo of a few hundred KiB allocates its parsed strings afresh
+/// on every message, so with glibc's defaults each message paid for fresh zeroed pages again:
+/// about 230 page faults, half the host's CPU time, for a 512 KiB echo. With these, blocks up
+/// to 4 MiB come from the heap and up to 8 MiB of free heap stay mapped; larger blocks (a
+/// 64 MiB request) still go straight back to the kernel.
+pub const HEAP: HeapTuning = HeapTuning {
+    mmap_threshold: 4 << 20,
+    trim_threshold: 8 << 20,
+};
+
 /// Serves stdin/stdout until EOF: exit 0 on EOF at a frame boundary, 1 (with a message on
 /// stderr, which the browser logs) on a broken stream.
 pub fn run() -> ExitCode {
-    tune_allocator();
+    run_host("nativemsg-rust", HEAP, protocol::respond)
+}
+
+/// `run` for a host of the same framing and loop with its own responder (a request body in,
+/// the reply body appended to the buffer) and heap thresholds; `name` starts its error
+/// messages.
+pub fn run_host<F>(name: &str, heap: HeapTuning, respond: F) -> ExitCode
+where
+    F: FnMut(&[u8], &mut Vec<u8>),
+{
+    tune_allocator(heap);
     let result = open_stdio()
         .map_err(HostError::Stdio)
-        .and_then(|(input, mut output)| serve(input, &mut output));
+        .and_then(|(input, mut output)| serve_with(input, &mut output, respond));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Not eprintln!: it panics if stderr is a closed pipe, and a panic aborts.
-            let _ = writeln!(io::stderr(), "nativemsg-rust: {e}");
+            let _ = writeln!(io::stderr(), "{name}: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// Keeps freed heap memory in the process between messages.
-///
-/// glibc's defaults give a freed block of more than ~128 KiB back to the kernel (`munmap`, or
-/// trimming the heap top), and its dynamic thresholds settle at about twice the largest block
-/// seen. An echo of a few hundred KiB allocates its parsed strings afresh on every message,
-/// so each message paid for fresh zeroed pages again: about 230 page faults, half the host's
-/// CPU time, for a 512 KiB echo. With fixed thresholds, blocks up to 4 MiB come from the heap
-/// and up to 8 MiB of free heap stay mapped; larger blocks (a 64 MiB request) still go
-/// straight back to the kernel.
+/// Keeps freed heap memory in the process between messages (see `HeapTuning`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-fn tune_allocator() {
-    const MMAP_THRESHOLD: libc::c_int = 4 << 20;
-    const TRIM_THRESHOLD: libc::c_int = 8 << 20;
+fn tune_allocator(heap: HeapTuning) {
     // SAFETY: mallopt only sets allocator parameters: it takes two integers, touches no
     // memory of ours, is thread-safe, and runs here before anything else allocates much.
     // A failure (return 0) leaves glibc's defaults, which are correct, only slower.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, heap.mmap_threshold);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, heap.trim_threshold);
     }
 }
 
 /// Other allocators than glibc's keep their own policy.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_allocator() {}
+fn tune_allocator(_: HeapTuning) {}
 
 /// Plain files on fds 0 and 1, duplicated from std's handles.
 ///
@@ -93,9 +118,22 @@ fn open_stdio() -> io::Result<(File, File)> {
 /// Each reply is written (one write, nothing buffered) before the next frame is read, so a
 /// caller that waits for each reply never waits forever.
 pub fn serve<R: Read, W: Write>(input: R, output: &mut W) -> Result<(), HostError> {
+    serve_with(input, output, protocol::respond)
+}
+
+/// `serve` with another responder: `respond` appends the reply body to a request body to the
+/// buffer it is given, at most `framing::MAX_REPLY` bytes. Generic, so each host's loop is
+/// compiled with its own responder called directly.
+pub fn serve_with<R, W, F>(input: R, output: &mut W, mut respond: F) -> Result<(), HostError>
+where
+    R: Read,
+    W: Write,
+    F: FnMut(&[u8], &mut Vec<u8>),
+{
     let mut frames = FrameReader::new(input);
     // One reply buffer for the life of the host: after the first few messages no reply
-    // allocates. Its size is bounded by the 1 MiB reply cap.
+    // allocates. The reply cap bounds what a reply leaves in it, unless the responder lets it
+    // grow further before refusing a reply (then it shrinks the buffer itself).
     let mut reply = Vec::with_capacity(4096);
     loop {
         let request = match frames.next_frame() {
@@ -104,30 +142,35 @@ pub fn serve<R: Read, W: Write>(input: R, output: &mut W) -> Result<(), HostErro
             Err(e) => return Err(HostError::Read(e)),
         };
         framing::begin_frame(&mut reply);
-        protocol::respond(request, &mut reply);
+        respond(request, &mut reply);
         framing::write_frame(output, &mut reply).map_err(HostError::Write)?;
     }
 }
 
-#[cfg(test)]
-mod tests {
-    //! Unit tests of the serve loop: EOF rules, stream errors, and a reply out before each read.
-
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
+/// The serve loop's checks, for any responder of the nativemsg protocol: EOF rules, stream
+/// errors, and a reply out before each read. This crate runs them on its own
+/// `protocol::respond`; a host that reuses the loop with another JSON library runs them on
+/// its responder with `serve_loop_tests!` (feature `test-support`).
+#[cfg(any(test, feature = "test-support"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub mod loop_checks {
     use super::*;
+    use crate::framing::FrameError;
     use serde_json::{json, Value};
     use std::cell::RefCell;
     use std::io::Cursor;
     use std::rc::Rc;
 
-    fn frame(body: &[u8]) -> Vec<u8> {
+    /// A responder under test.
+    pub type Respond = fn(&[u8], &mut Vec<u8>);
+
+    pub fn frame(body: &[u8]) -> Vec<u8> {
         let mut v = (body.len() as u32).to_ne_bytes().to_vec();
         v.extend_from_slice(body);
         v
     }
 
-    fn replies(mut wire: &[u8]) -> Vec<Value> {
+    pub fn replies(mut wire: &[u8]) -> Vec<Value> {
         let mut out = Vec::new();
         while !wire.is_empty() {
             let len = u32::from_ne_bytes(wire[..4].try_into().unwrap()) as usize;
@@ -137,13 +180,12 @@ mod tests {
         out
     }
 
-    #[test]
-    fn serves_until_clean_eof() {
+    pub fn serves_until_clean_eof(respond: Respond) {
         let mut input = frame(br#"{"op":"ping"}"#);
         input.extend(frame(b"garbage"));
         input.extend(frame(br#"{"op":"echo","data":[1,"two"]}"#));
         let mut out = Vec::new();
-        serve(Cursor::new(input), &mut out).unwrap();
+        serve_with(Cursor::new(input), &mut out, respond).unwrap();
         let r = replies(&out);
         assert_eq!(r.len(), 3);
         assert_eq!(r[0], json!({"op": "pong"}));
@@ -151,19 +193,17 @@ mod tests {
         assert_eq!(r[2], json!({"op": "echo", "data": [1, "two"]}));
     }
 
-    #[test]
-    fn no_input_no_output() {
+    pub fn no_input_no_output(respond: Respond) {
         let mut out = Vec::new();
-        serve(Cursor::new(Vec::new()), &mut out).unwrap();
+        serve_with(Cursor::new(Vec::new()), &mut out, respond).unwrap();
         assert!(out.is_empty());
     }
 
-    #[test]
-    fn eof_mid_frame_fails_after_answering_earlier_frames() {
+    pub fn eof_mid_frame_fails_after_answering_earlier_frames(respond: Respond) {
         let mut input = frame(br#"{"op":"ping"}"#);
         input.extend_from_slice(&[1, 0]);
         let mut out = Vec::new();
-        let err = serve(Cursor::new(input), &mut out).unwrap_err();
+        let err = serve_with(Cursor::new(input), &mut out, respond).unwrap_err();
         assert!(matches!(
             err,
             HostError::Read(FrameError::EofInHeader { got: 2 })
@@ -171,18 +211,16 @@ mod tests {
         assert_eq!(replies(&out), vec![json!({"op": "pong"})]);
     }
 
-    #[test]
-    fn oversized_length_stops_the_host() {
+    pub fn oversized_length_stops_the_host(respond: Respond) {
         let input = (64u32 * 1024 * 1024 + 1).to_ne_bytes().to_vec();
         let mut out = Vec::new();
-        let err = serve(Cursor::new(input), &mut out).unwrap_err();
+        let err = serve_with(Cursor::new(input), &mut out, respond).unwrap_err();
         assert!(matches!(err, HostError::Read(FrameError::TooLarge(_))));
         assert!(err.to_string().contains("exceeds"));
         assert!(out.is_empty());
     }
 
-    #[test]
-    fn write_errors_stop_the_host() {
+    pub fn write_errors_stop_the_host(respond: Respond) {
         struct Closed;
         impl Write for Closed {
             fn write(&mut self, _: &[u8]) -> io::Result<usize> {
@@ -192,7 +230,12 @@ mod tests {
                 Ok(())
             }
         }
-        let err = serve(Cursor::new(frame(br#"{"op":"ping"}"#)), &mut Closed).unwrap_err();
+        let err = serve_with(
+            Cursor::new(frame(br#"{"op":"ping"}"#)),
+            &mut Closed,
+            respond,
+        )
+        .unwrap_err();
         assert!(matches!(err, HostError::Write(_)));
     }
 
@@ -229,8 +272,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn each_reply_is_out_before_the_next_read() {
+    pub fn each_reply_is_out_before_the_next_read(respond: Respond) {
         let written = Rc::new(RefCell::new(Vec::new()));
         let input = Lockstep {
             frames: (0..5)
@@ -239,7 +281,30 @@ mod tests {
             next: 0,
             written: Rc::clone(&written),
         };
-        serve(input, &mut Shared(Rc::clone(&written))).unwrap();
+        serve_with(input, &mut Shared(Rc::clone(&written)), respond).unwrap();
         assert_eq!(replies(&written.borrow()).len(), 5);
     }
+}
+
+/// One `#[test]` per check of `host::loop_checks`, each run on the responder given.
+#[cfg(any(test, feature = "test-support"))]
+#[macro_export]
+macro_rules! serve_loop_tests {
+    ($respond:expr) => {
+        $crate::__tests_of_checks!(host::loop_checks, $respond;
+            serves_until_clean_eof,
+            no_input_no_output,
+            eof_mid_frame_fails_after_answering_earlier_frames,
+            oversized_length_stops_the_host,
+            write_errors_stop_the_host,
+            each_reply_is_out_before_the_next_read,
+        );
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    //! The serve loop's checks (`loop_checks`) on this host's responder.
+
+    crate::serve_loop_tests!(crate::protocol::respond);
 }

@@ -8,3 +8,19 @@
 pub mod framing;
 pub mod host;
 pub mod protocol;
+
+/// One `#[test]` per check named, each calling `<module>::<check>(respond)`: the body of
+/// `serve_loop_tests!` and `protocol_tests!`.
+#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tests_of_checks {
+    ($parent:ident::$module:ident, $respond:expr; $($check:ident,)*) => {
+        $(
+            #[test]
+            fn $check() {
+                $crate::$parent::$module::$check($respond);
+            }
+        )*
+    };
+}

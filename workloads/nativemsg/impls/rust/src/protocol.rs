@@ -7,18 +7,19 @@ use serde_json::{Number, Value};
 
 use crate::framing::MAX_REPLY;
 
-const PONG: &[u8] = br#"{"op":"pong"}"#;
-const ECHO_PREFIX: &[u8] = br#"{"op":"echo","data":"#;
-const ECHO_SUFFIX: &[u8] = b"}";
-const FILL_PREFIX: &[u8] = br#"{"op":"fill","data":""#;
-const FILL_SUFFIX: &[u8] = br#""}"#;
+// The fixed parts of the replies (SPEC.md), for any host of the protocol.
+pub const PONG: &[u8] = br#"{"op":"pong"}"#;
+pub const ECHO_PREFIX: &[u8] = br#"{"op":"echo","data":"#;
+pub const ECHO_SUFFIX: &[u8] = b"}";
+pub const FILL_PREFIX: &[u8] = br#"{"op":"fill","data":""#;
+pub const FILL_SUFFIX: &[u8] = br#""}"#;
 
 /// The smallest fill reply: `{"op":"fill","data":""}`, 23 bytes.
 pub const FILL_MIN: usize = FILL_PREFIX.len() + FILL_SUFFIX.len();
 
 /// Longest piece of a client-supplied `op` quoted back in an error message, so an error
 /// reply stays small whatever the request held.
-const QUOTE_LIMIT: usize = 64;
+pub const QUOTE_LIMIT: usize = 64;
 
 /// Appends the reply body to `request` to `out`: at most `MAX_REPLY` bytes, always one JSON
 /// object, an `{"error": ...}` one when the request cannot be answered.
@@ -97,15 +98,28 @@ fn out_of_range(n: &Number) -> String {
     format!("\"bytes\" is {n}, but a fill reply must be {FILL_MIN} to {MAX_REPLY} bytes")
 }
 
-fn too_big() -> String {
+/// The error message for a reply over the cap.
+pub fn too_big() -> String {
     format!("reply would exceed the Native Messaging limit of {MAX_REPLY} bytes")
 }
 
 /// Appends `{"error": reason}` to `out`; serde_json escapes whatever `reason` quotes.
 fn write_error(out: &mut Vec<u8>, reason: &str) {
+    write_error_with(out, reason, |out, reason| {
+        serde_json::to_writer(out, reason)
+    });
+}
+
+/// Appends `{"error": reason}` to `out`, `reason` written as a JSON string by `write_string`
+/// (a host's JSON library: it escapes whatever `reason` quotes).
+pub fn write_error_with<E>(
+    out: &mut Vec<u8>,
+    reason: &str,
+    write_string: impl FnOnce(&mut Vec<u8>, &str) -> Result<(), E>,
+) {
     let start = out.len();
     out.extend_from_slice(br#"{"error":"#);
-    if serde_json::to_writer(&mut *out, reason).is_err() {
+    if write_string(out, reason).is_err() {
         // Writing into a Vec cannot fail; this keeps the reply valid JSON regardless.
         out.truncate(start);
         out.extend_from_slice(br#"{"error":"internal error"}"#);
@@ -116,7 +130,7 @@ fn write_error(out: &mut Vec<u8>, reason: &str) {
 
 /// A client-supplied string for an error message: quoted with escapes (so control
 /// characters stay visible), cut at `QUOTE_LIMIT` characters.
-fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     match s.char_indices().nth(QUOTE_LIMIT) {
         Some((cut, _)) => format!("{:?}...", &s[..cut]),
         None => format!("{s:?}"),
@@ -178,46 +192,53 @@ impl Write for Capped<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    //! Unit tests of the request → reply logic: ping, echo re-serialisation, fill sizes, error
-    //! replies for bad input, and the 1 MiB reply cap.
+/// The protocol's checks, for any responder of the nativemsg protocol: ping, echo
+/// re-serialisation, fill sizes, error replies for bad input, and the 1 MiB reply cap, as
+/// SPEC.md has them. This crate runs them on its own `respond`; a host with another JSON
+/// library runs them on its responder with `protocol_tests!` (feature `test-support`) and
+/// keeps the checks of its own library's edge cases beside them. Replies are read back with
+/// serde_json.
+#[cfg(any(test, feature = "test-support"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub mod checks {
+    use super::{ECHO_PREFIX, ECHO_SUFFIX, FILL_MIN, QUOTE_LIMIT};
+    use crate::framing::MAX_REPLY;
+    use serde_json::{json, Value};
 
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    /// A responder under test.
+    pub type Respond = fn(&[u8], &mut Vec<u8>);
 
-    use super::*;
-    use serde_json::json;
-
-    fn reply_bytes(request: &[u8]) -> Vec<u8> {
+    /// The reply body to `request`, checked to be within the cap.
+    pub fn reply_bytes(respond: Respond, request: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         respond(request, &mut out);
         assert!(out.len() <= MAX_REPLY);
         out
     }
 
-    fn reply(request: &[u8]) -> Value {
-        serde_json::from_slice(&reply_bytes(request)).expect("reply is JSON")
+    /// The reply to `request`, parsed.
+    pub fn reply(respond: Respond, request: &[u8]) -> Value {
+        serde_json::from_slice(&reply_bytes(respond, request)).expect("reply is JSON")
     }
 
-    fn error_of(request: &[u8]) -> String {
-        let r = reply(request);
+    /// The message of the error reply to `request`; fails if the reply is not one.
+    pub fn error_of(respond: Respond, request: &[u8]) -> String {
+        let r = reply(respond, request);
         match r.get("error") {
             Some(Value::String(e)) if !e.is_empty() => e.clone(),
             _ => panic!("not an error reply: {r}"),
         }
     }
 
-    #[test]
-    fn ping_gets_pong() {
-        assert_eq!(reply(br#"{"op":"ping"}"#), json!({"op": "pong"}));
+    pub fn ping_gets_pong(respond: Respond) {
+        assert_eq!(reply(respond, br#"{"op":"ping"}"#), json!({"op": "pong"}));
         assert_eq!(
-            reply(br#"{"op":"ping","extra":[1,2],"data":null}"#),
+            reply(respond, br#"{"op":"ping","extra":[1,2],"data":null}"#),
             json!({"op": "pong"})
         );
     }
 
-    #[test]
-    fn echo_re_serialises_any_value() {
+    pub fn echo_re_serialises_any_value(respond: Respond) {
         let data = json!({
             "s": "quote \" backslash \\ newline \n nul \u{0000} é € 😀",
             "n": [0, -1, 1.5, 1e300, -2.2250738585072014e-308, 9007199254740993u64],
@@ -225,23 +246,24 @@ mod tests {
             "o": {"": {}, "a": []},
         });
         let req = serde_json::to_vec(&json!({"op": "echo", "data": data})).unwrap();
-        assert_eq!(reply(&req), json!({"op": "echo", "data": data}));
+        assert_eq!(reply(respond, &req), json!({"op": "echo", "data": data}));
         for scalar in ["null", "0", "\"\"", "[]", "{}", "true", "-0.0", "0.1"] {
             let req = format!(r#"{{"op":"echo","data":{scalar}}}"#);
             let want: Value = serde_json::from_str(scalar).unwrap();
-            assert_eq!(reply(req.as_bytes()), json!({"op": "echo", "data": want}));
+            assert_eq!(
+                reply(respond, req.as_bytes()),
+                json!({"op": "echo", "data": want})
+            );
         }
     }
 
-    #[test]
-    fn echo_is_not_a_byte_copy() {
+    pub fn echo_is_not_a_byte_copy(respond: Respond) {
         // Whitespace and escapes are normalised: proof the host parsed and re-wrote the data.
-        let out = reply_bytes(br#"{"op":"echo","data":[ 1 , "\u0041" ]}"#);
+        let out = reply_bytes(respond, br#"{"op":"echo","data":[ 1 , "\u0041" ]}"#);
         assert_eq!(out, br#"{"op":"echo","data":[1,"A"]}"#);
     }
 
-    #[test]
-    fn floats_round_trip_exactly() {
+    pub fn floats_round_trip_exactly(respond: Respond) {
         for f in [
             0.1f64,
             1.0 / 3.0,
@@ -250,24 +272,21 @@ mod tests {
             123456.789e-7,
         ] {
             let req = format!(r#"{{"op":"echo","data":{f:e}}}"#);
-            let got = reply(req.as_bytes())["data"].as_f64().unwrap();
+            let got = reply(respond, req.as_bytes())["data"].as_f64().unwrap();
             assert_eq!(got.to_bits(), f.to_bits(), "{f:e}");
         }
     }
 
-    #[test]
-    fn nul_in_strings_survives() {
-        let out = reply(br#"{"op":"echo","data":"a\u0000b"}"#);
+    pub fn nul_in_strings_survives(respond: Respond) {
+        let out = reply(respond, br#"{"op":"echo","data":"a\u0000b"}"#);
         assert_eq!(out["data"], "a\u{0}b");
     }
 
-    #[test]
-    fn echo_without_data_is_an_error() {
-        error_of(br#"{"op":"echo"}"#);
+    pub fn echo_without_data_is_an_error(respond: Respond) {
+        error_of(respond, br#"{"op":"echo"}"#);
     }
 
-    #[test]
-    fn fill_is_exactly_n_bytes() {
+    pub fn fill_is_exactly_n_bytes(respond: Respond) {
         for n in [
             FILL_MIN,
             FILL_MIN + 1,
@@ -276,7 +295,10 @@ mod tests {
             MAX_REPLY - 1,
             MAX_REPLY,
         ] {
-            let out = reply_bytes(format!(r#"{{"op":"fill","bytes":{n}}}"#).as_bytes());
+            let out = reply_bytes(
+                respond,
+                format!(r#"{{"op":"fill","bytes":{n}}}"#).as_bytes(),
+            );
             assert_eq!(out.len(), n);
             let v: Value = serde_json::from_slice(&out).unwrap();
             assert_eq!(v["op"], "fill");
@@ -286,8 +308,7 @@ mod tests {
         assert_eq!(FILL_MIN, 23);
     }
 
-    #[test]
-    fn fill_rejects_bad_sizes() {
+    pub fn fill_rejects_bad_sizes(respond: Respond) {
         for bytes in [
             "22",
             "0",
@@ -305,13 +326,12 @@ mod tests {
             "[100]",
         ] {
             let req = format!(r#"{{"op":"fill","bytes":{bytes}}}"#);
-            error_of(req.as_bytes());
+            error_of(respond, req.as_bytes());
         }
-        error_of(br#"{"op":"fill"}"#);
+        error_of(respond, br#"{"op":"fill"}"#);
     }
 
-    #[test]
-    fn bad_requests_get_error_replies() {
+    pub fn bad_requests_get_error_replies(respond: Respond) {
         let cases: &[&[u8]] = &[
             b"",
             b"   ",
@@ -334,71 +354,60 @@ mod tests {
             b"{\"op\":\"ping\"\xff}",
             b"{\"op\":\"echo\",\"data\":\"\xc3\x28\"}",
             b"{\"op\":\"echo\",\"data\":\"\xed\xa0\x80\"}", // UTF-8-encoded surrogate
+            b"{\"op\":\"echo\",\"data\":\"\xc0\xaf\"}",     // overlong encoding
+            b"{\"op\":\"echo\",\"data\":\"a\x01\"}",        // raw control character
             b"\xef\xbb\xbf{\"op\":\"ping\"}",               // BOM
         ];
         for &req in cases {
-            error_of(req);
+            error_of(respond, req);
         }
     }
 
-    #[test]
-    fn deep_nesting_is_an_error_not_a_crash() {
+    pub fn deep_nesting_is_an_error_not_a_crash(respond: Respond) {
         let mut req = br#"{"op":"echo","data":"#.to_vec();
         req.extend(std::iter::repeat_n(b'[', 1_000_000));
-        error_of(&req);
+        error_of(respond, &req);
         // Balanced, too deep: also refused.
         let deep = format!(
             r#"{{"op":"echo","data":{}{}}}"#,
             "[".repeat(100_000),
             "]".repeat(100_000)
         );
-        error_of(deep.as_bytes());
+        error_of(respond, deep.as_bytes());
     }
 
-    #[test]
-    fn moderate_nesting_is_echoed() {
-        let nested = format!("{}{}", "[".repeat(100), "]".repeat(100));
-        let req = format!(r#"{{"op":"echo","data":{nested}}}"#);
-        let want: Value = serde_json::from_str(&nested).unwrap();
-        assert_eq!(reply(req.as_bytes())["data"], want);
-    }
-
-    #[test]
-    fn reply_cap_is_exact() {
+    pub fn reply_cap_is_exact(respond: Respond) {
         // The echo wrapper around a string is 23 bytes: {"op":"echo","data":"…"}.
         let wrapper = ECHO_PREFIX.len() + 2 + ECHO_SUFFIX.len();
         let fits = "y".repeat(MAX_REPLY - wrapper);
         let req = serde_json::to_vec(&json!({"op": "echo", "data": fits})).unwrap();
-        assert_eq!(reply_bytes(&req).len(), MAX_REPLY);
+        assert_eq!(reply_bytes(respond, &req).len(), MAX_REPLY);
 
         let over = "y".repeat(MAX_REPLY - wrapper + 1);
         let req = serde_json::to_vec(&json!({"op": "echo", "data": over})).unwrap();
-        assert!(error_of(&req).contains("exceed"));
+        assert!(error_of(respond, &req).contains("exceed"));
     }
 
-    #[test]
-    fn huge_echo_gets_an_error_reply() {
+    pub fn huge_echo_gets_an_error_reply(respond: Respond) {
         let big = "z".repeat(2 * MAX_REPLY);
         let req = serde_json::to_vec(&json!({"op": "echo", "data": big})).unwrap();
-        error_of(&req);
+        error_of(respond, &req);
         // Escapes can push a reply over the cap even when the request was under it.
         let quotes = "\"".repeat(MAX_REPLY / 2 + 10);
         let req = serde_json::to_vec(&json!({"op": "echo", "data": quotes})).unwrap();
-        error_of(&req);
+        error_of(respond, &req);
     }
 
-    #[test]
-    fn error_messages_quote_the_op_safely() {
-        let e = error_of(br#"{"op":"fr\"ob"}"#);
+    pub fn error_messages_quote_the_op_safely(respond: Respond) {
+        let e = error_of(respond, br#"{"op":"fr\"ob"}"#);
         assert!(e.contains(r#""fr\"ob""#), "{e}");
         let long = "é".repeat(10 * QUOTE_LIMIT);
         let req = serde_json::to_vec(&json!({ "op": long })).unwrap();
-        let e = error_of(&req);
+        let e = error_of(respond, &req);
         assert!(e.len() < 4 * QUOTE_LIMIT, "{e}");
     }
 
-    #[test]
-    fn respond_appends_after_existing_bytes() {
+    pub fn respond_appends_after_existing_bytes(respond: Respond) {
         // The host keeps a frame header in front of the body; respond must not disturb it,
         // and the 1 MiB cap applies to what it adds.
         let mut out = vec![9, 9, 9, 9];
@@ -409,5 +418,50 @@ mod tests {
         respond(b"oops", &mut out);
         assert_eq!(&out[..4], &[9, 9, 9, 9]);
         assert!(serde_json::from_slice::<Value>(&out[4..]).unwrap()["error"].is_string());
+    }
+}
+
+/// One `#[test]` per check of `protocol::checks`, each run on the responder given.
+#[cfg(any(test, feature = "test-support"))]
+#[macro_export]
+macro_rules! protocol_tests {
+    ($respond:expr) => {
+        $crate::__tests_of_checks!(protocol::checks, $respond;
+            ping_gets_pong,
+            echo_re_serialises_any_value,
+            echo_is_not_a_byte_copy,
+            floats_round_trip_exactly,
+            nul_in_strings_survives,
+            echo_without_data_is_an_error,
+            fill_is_exactly_n_bytes,
+            fill_rejects_bad_sizes,
+            bad_requests_get_error_replies,
+            deep_nesting_is_an_error_not_a_crash,
+            reply_cap_is_exact,
+            huge_echo_gets_an_error_reply,
+            error_messages_quote_the_op_safely,
+            respond_appends_after_existing_bytes,
+        );
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    //! The protocol's checks (`checks`) on this host's `respond`, and the edge cases of
+    //! serde_json's nesting limit.
+
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::checks::reply;
+    use super::*;
+
+    crate::protocol_tests!(respond);
+
+    #[test]
+    fn moderate_nesting_is_echoed() {
+        let nested = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        let req = format!(r#"{{"op":"echo","data":{nested}}}"#);
+        let want: Value = serde_json::from_str(&nested).unwrap();
+        assert_eq!(reply(respond, req.as_bytes())["data"], want);
     }
 }
