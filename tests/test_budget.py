@@ -18,7 +18,11 @@ def test_estimate_uses_recorded_durations_then_siblings_then_a_default(fake_lab)
     assert budget.trial_estimate(fake_lab, s, fake_lab.impls["fast"], "smoke", known) == 4.0
     # an implementation nobody timed costs what its siblings cost (their median)
     assert budget.trial_estimate(fake_lab, s, fake_lab.impls["broken"], "smoke", known) == 3.0
-    # a profile nobody timed falls back to the default
+    # a profile nobody timed is scaled from one that was, by its parameters' work (7 -> 70)
+    s.params["full"] = {"iterations": 70}
+    assert budget.trial_estimate(fake_lab, s, fake_lab.impls["fast"], "full", known) == 40.0
+    # ... and a profile without parameters to compare falls back to the default
+    del s.params["full"]
     assert (
         budget.trial_estimate(fake_lab, s, fake_lab.impls["fast"], "full", known)
         == budget.DEFAULT_TRIAL_S

@@ -37,8 +37,22 @@ def load(w: Workload) -> dict:
 def trial_estimate(w: Workload, s: Scenario, impl: Impl, profile: str, known: dict) -> float:
     """Seconds for one trial: the recorded one, else (the A/A twin) its subject's, else the
     scenario's median over the other implementations (a new variant costs about what its
-    language's siblings cost), else a default."""
-    recorded = known.get("trials", {}).get(profile, {}).get(s.name, {})
+    language's siblings cost); for a profile nobody timed in this scenario, the same read from
+    another profile's durations and scaled by how much more work this profile's parameters ask
+    for; else a default."""
+    trials = known.get("trials", {})
+    own = _recorded(trials.get(profile, {}).get(s.name, {}), impl)
+    if own is not None:
+        return own
+    for other in sorted(trials, key=lambda p: -_work(s, p)):  # the largest timed sizes first
+        timed = _recorded(trials[other].get(s.name, {}), impl)
+        if other != profile and timed is not None and _work(s, other) and _work(s, profile):
+            return timed * _work(s, profile) / _work(s, other)
+    return DEFAULT_TRIAL_S
+
+
+def _recorded(recorded: dict, impl: Impl) -> float | None:
+    """The trial seconds one profile's durations give `impl` (see trial_estimate), or None."""
     if impl.id in recorded:
         return float(recorded[impl.id])
     subject = aa.subject_of(impl.id, recorded)
@@ -46,7 +60,15 @@ def trial_estimate(w: Workload, s: Scenario, impl: Impl, profile: str, known: di
         return float(recorded[subject])
     if recorded:
         return float(statistics.median(recorded.values()))
-    return DEFAULT_TRIAL_S
+    return None
+
+
+def _work(s: Scenario, profile: str) -> float:
+    """How much a profile asks of a trial: the sum of the scenario's numeric parameters for it
+    (requests, messages, iterations with their warm-up), 0 when it has none. A linear model
+    that leaves out each trial's fixed start-up, so a scaled-up estimate errs long, not short."""
+    values = (s.params or {}).get(profile) or {}
+    return float(sum(v for v in values.values() if isinstance(v, (int, float))))
 
 
 def verify_estimate(impl: Impl, known: dict) -> float:
