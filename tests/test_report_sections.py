@@ -1,11 +1,9 @@
-"""Report sections driven by workload data: [[sweeps]], [[published]] (a seed's claims with
-verdicts computed from the run), targets `against = "fastest"`, known deviations in the
-conformance matrix, [[ratio_charts]], [[matrices]] and absent implementations. Small hand-made
-inputs: each assertion names what the section must derive."""
+"""Report sections driven by workload data: [[sweeps]], targets `against = "fastest"`, known
+deviations in the conformance matrix, [[ratio_charts]], [[matrices]] and absent implementations
+(the seeds' claims: test_seeds.py). Small hand-made inputs: each assertion names what the
+section must derive."""
 
 from __future__ import annotations
-
-import pytest
 
 from msgbench import stats
 from msgbench.charts import fmt_num
@@ -14,7 +12,6 @@ from msgbench.report.model import Charts, Heading, Para, Table
 from msgbench.report.sections import (
     conformance,
     matrices,
-    published,
     ratio_charts,
     summary,
     sweeps,
@@ -96,54 +93,6 @@ def test_a_sweep_tabulates_and_charts_each_point_by_its_parameter(monkeypatch):
     assert seen["series"]["go"] == [(1.0, 61, 60, 62)]  # the failed point is left out
     assert seen["xlabel"] == "nodes" and seen["logx"] is True
     assert any(isinstance(b, Charts) for b in blocks)
-
-
-@pytest.mark.parametrize(
-    "claim, samples, verdict",
-    [
-        ({"ratio": 0.625}, [0.5, 0.6, 0.7], "holds, and the seed's figure is inside the CI"),
-        ({"ratio": 0.2}, [0.5, 0.6, 0.7], "holds in direction, not in size"),
-        ({"ratio": 0.625}, [1.3, 1.4, 1.5], "reversed"),
-        ({"ratio": 3.0}, [0.9, 1.0, 1.1], "tie in this run (CI contains 1)"),
-        ({"min_ratio": 100}, [150, 160, 170], "holds"),
-        ({"min_ratio": 100}, [40, 50, 60], "does not hold"),
-        ({"min_ratio": 100}, [90, 100, 110], "undecided (CI crosses the bound)"),
-    ],
-)
-def test_a_claims_verdict_follows_the_ci_of_this_runs_ratio(claim, samples, verdict):
-    r = {"ratio": sorted(samples)[1], "ci95": [min(samples), max(samples)]}
-    assert published.verdict(claim, r)[0] == verdict
-    assert published.verdict(claim, None)[0] == "not measured"
-
-
-def test_published_claims_are_computed_against_the_anchor_of_the_run():
-    wl = {
-        **WL,
-        "published": [
-            {
-                "scenario": "seed",
-                "relative_to": "c",
-                "metrics": ["wall_it"],
-                "source": "another machine",
-                "claims": [
-                    {"impl": "go", "metric": "wall_it", "ratio": 0.625, "text": "Go faster"},
-                    {"impl": "py", "metric": "user_it", "min_ratio": 100, "text": "slow"},
-                ],
-            }
-        ],
-    }
-    outcomes = {
-        ("seed", "c"): ok(wall_it=[100, 101, 99, 100, 102], user_it=[10, 11, 9, 10, 10]),
-        ("seed", "go"): ok(wall_it=[150, 149, 151, 150, 152], user_it=[20, 21, 19, 20, 20]),
-        ("seed", "py"): ok(wall_it=[300, 310, 290, 300, 305], user_it=[50, 51, 49, 50, 52]),
-    }
-    blocks = published.published(wl, IMPLS, outcomes)
-    run_table, claims = [b for b in blocks if isinstance(b, Table)]
-    assert run_table.headers == ["implementation", "wall_it", "÷ c"]
-    claim_rows = cells(claims)
-    assert claim_rows[0][0].startswith("go") and claim_rows[0][-1] == "reversed"
-    assert claim_rows[0][4].startswith("1.5")  # go ÷ c in this run, not the seed's 0.625
-    assert claim_rows[1][-1] == "does not hold"  # 5× is short of the seed's 100×
 
 
 def test_a_target_against_the_fastest_of_a_group_picks_the_best_median_of_the_run():
@@ -325,7 +274,7 @@ def test_a_ratio_chart_shows_numerator_over_denominator_per_scenario_in_order(mo
     assert table.headers == ["scenario", "rust", "cpp", "rust ÷ cpp", "reading"]
     rows = {r[0]: r for r in cells(table)}
     assert [r[0] for r in cells(table)] == ["pipe", "obj", "bytes", "lost"]
-    expected = stats.ratio(rust_obj, cpp_obj)  # the machinery Targets and Published use
+    expected = stats.ratio(rust_obj, cpp_obj)  # the machinery Targets and Seeds use
     assert rows["obj"][3] == f"{fmt_num(expected['ratio'])}×"
     assert rows["obj"][4].startswith("rust faster")
     assert rows["pipe"][4] == f"cpp faster, {fmt_num(31 / 20.0)}×"

@@ -21,7 +21,9 @@ from . import aa, budget, paths, pipeline, registry, runner, sanitize, store, ve
 from . import build as builder
 from . import doctor as doctor_mod
 from . import metrics as code_metrics
+from . import seeds as seedfiles
 from .registry import Impl, ManifestError
+from .report.sections import seeds as seed_section
 
 console = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -340,23 +342,79 @@ def bench(
         command="msgbench " + shlex.join(sys.argv[1:]),
         measure=measure,
     )
-    try:
-        bp = pipeline.make_plan(request)
-        if plan_only:
-            trials = runner.planned_trials(bp.plan, profile)
-            ConsoleHooks().planned(
-                "(plan only)", bp, budget.estimate(bp.plan, profile, trials), len(trials)
-            )
-            return
-        outcome = pipeline.execute(bp, ConsoleHooks())
-    except pipeline.PlanError as e:
-        raise usage_error(str(e)) from None
+    outcome = run_bench(request, plan_only)
+    if outcome is None:
+        return
     if json_path:
         json_path.write_text(outcome.json_file.read_text())
     print_summary(outcome.doc)
     out.print(f"results: {paths.rel(outcome.json_file)}")
     out.print(f"report:  {paths.rel(outcome.run_dir / 'report.html')}")
     sys.exit(outcome.exit_code)
+
+
+def run_bench(request: pipeline.BenchRequest, plan_only: bool) -> pipeline.Outcome | None:
+    """Plan, then (unless plan_only, which prints the plan) build, verify and measure."""
+    try:
+        bp = pipeline.make_plan(request)
+        if plan_only:
+            trials = runner.planned_trials(bp.plan, request.profile)
+            ConsoleHooks().planned(
+                "(plan only)", bp, budget.estimate(bp.plan, request.profile, trials), len(trials)
+            )
+            return None
+        return pipeline.execute(bp, ConsoleHooks())
+    except pipeline.PlanError as e:
+        raise usage_error(str(e)) from None
+
+
+@app.command("seeds")
+@click.option(
+    "--profile",
+    type=click.Choice(pipeline.PROFILES),
+    default="full",
+    show_default=True,
+    help="repetitions (workload.toml); full runs the seeds' own sizes where a scenario has them",
+)
+@click.option("--no-build", is_flag=True, help="use the binaries as they are")
+@click.option("--seed", type=int, help="seed for the trial order (default: random)")
+@click.option(
+    "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
+)
+def seeds_cmd(profile: str, no_build: bool, seed: int | None, plan_only: bool) -> None:
+    """Rerun every seed's experiment in one run and write its report's Seeds section.
+
+    The scenarios are the ones seeds/*.toml names (seeds/README.md), each with every
+    implementation of its workload, the floor and the reference; the report opens with the
+    Seeds section: each seed's figures, the rerun, and a verdict on each claim computed from
+    this run."""
+    try:
+        needed = seedfiles.needed(seedfiles.load())
+    except ManifestError as e:
+        raise usage_error(str(e)) from None
+    request = pipeline.BenchRequest(
+        scenarios=tuple(f"{w}/{s}" for w, names in needed.items() for s in names),
+        profile=profile,
+        seed=seed,
+        build=not no_build,
+        command="msgbench " + shlex.join(sys.argv[1:]),
+    )
+    outcome = run_bench(request, plan_only)
+    if outcome is None:
+        return
+    print_seed_verdicts(outcome.doc)
+    out.print(f"results: {paths.rel(outcome.json_file)}")
+    out.print(f"report:  {paths.rel(outcome.run_dir / 'report.html')}#seeds")
+    sys.exit(outcome.exit_code)
+
+
+def print_seed_verdicts(doc: dict) -> None:
+    table = Table(title="The seeds' claims in this run", show_lines=False)
+    for col in ("seed", "the seed says", "verdict"):
+        table.add_column(col)
+    for r in seed_section.summary_rows(doc):
+        table.add_row(r["seed"], r["says"], r["verdict"])
+    out.print(table)
 
 
 class ConsoleHooks:

@@ -60,6 +60,8 @@ class AdhocImpl:
     run_cwd: str
     skip_markers: list[str] = field(default_factory=list)
     deviations: dict[str, str] = field(default_factory=dict)
+    only_markers: list[str] = field(default_factory=list)
+    only_why: str = ""
     id: str = ADHOC
     built: bool = True
 
@@ -316,6 +318,11 @@ def _label(item: pytest.Item, w: registry.Workload, case: str) -> None:
             "--impl-skip" if owner.id == ADHOC else "[conformance] skip_markers of its impl.toml"
         )
         na_reason = f"n/a for {owner.id}: the test is marked {marker!r}, listed in {where}"
+    elif owner.only_markers and not any(item.get_closest_marker(m) for m in owner.only_markers):
+        na_reason = (
+            f"n/a for {owner.id}: it implements a subset ({owner.only_why}); only tests marked "
+            f"{', '.join(owner.only_markers)} apply"
+        )
     if na_reason:
         item.user_properties += [(props.APPLICABLE, props.NA), (props.NA_REASON, na_reason)]
     else:

@@ -73,6 +73,8 @@ DATABASE = RESULTS / "msgbench.sqlite"
 # results/ is a local cache that a fresh clone lacks, published/ travels with the repository.
 PUBLISHED = Path(os.environ.get("MSGBENCH_PUBLISHED", ROOT / "published"))
 PROFILES = ROOT / "profiles.toml"
+# The seeds as data (seeds/README.md): what each published comparison said, and its rerun.
+SEEDS = ROOT / "seeds"
 
 
 def rel(path: Path | str) -> str:

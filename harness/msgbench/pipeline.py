@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from . import budget, loadwatch, machine, registry, results, runner, store, toolchains, verify
+from . import (
+    budget,
+    loadwatch,
+    machine,
+    registry,
+    results,
+    runner,
+    seeds,
+    store,
+    toolchains,
+    verify,
+)
 from . import build as builder
 from . import instructions as counts
 from . import metrics as code_metrics
@@ -92,12 +103,14 @@ def make_plan(req: BenchRequest) -> BenchPlan:
     for name in dict.fromkeys(i.workload for i in chosen):
         w = registry.workload(name)
         if req.scenarios:
-            unknown = [s for s in req.scenarios if s not in w.scenarios]
-            if unknown and req.workload:
+            wanted = _scenarios_of(name, req.scenarios)
+            unknown = [s for s in wanted if s not in w.scenarios]
+            qualified = [s for s in req.scenarios if s.startswith(f"{name}/")]
+            if unknown and (req.workload or f"{name}/{unknown[0]}" in qualified):
                 raise PlanError(
                     f"unknown scenario '{unknown[0]}' for {name} (valid: {', '.join(w.scenarios)})"
                 )
-            scenarios = [w.scenarios[s] for s in req.scenarios if s in w.scenarios]
+            scenarios = [w.scenarios[s] for s in wanted if s in w.scenarios]
         else:
             scenarios = w.scenarios_for(req.profile)
         if counting:  # the named scenarios, each marked; else every marked one of the workload
@@ -105,8 +118,14 @@ def make_plan(req: BenchRequest) -> BenchPlan:
                 scenarios = counts.eligible(w, scenarios if req.scenarios else None)
             except ValueError as e:
                 raise PlanError(str(e)) from None
+        # A seed's own system ([measured_in]) joins only a plan with one of its scenarios.
+        names = {s.name for s in scenarios}
+        impls = [
+            i for i in chosen
+            if i.workload == name and (not i.measured_in or names & set(i.measured_in))
+        ]  # fmt: skip
         if scenarios:
-            plan.append((w, scenarios, [i for i in chosen if i.workload == name]))
+            plan.append((w, scenarios, impls))
     if not plan and counting:
         raise PlanError(
             "--measure instructions: no scenario here is counted in instructions (workload.toml "
@@ -121,6 +140,19 @@ def make_plan(req: BenchRequest) -> BenchPlan:
         raise PlanError(str(e)) from None
     selected = [i for _, _, impls in plan for i in impls]
     return BenchPlan(req, plan, selected, where)
+
+
+def _scenarios_of(workload: str, named: tuple[str, ...]) -> list[str]:
+    """The scenario names meant for `workload`: plain names (any workload's), and
+    "workload/scenario" names of this one (a plan over several workloads, `msgbench seeds`)."""
+    out = []
+    for s in named:
+        wl, sep, scen = s.partition("/")
+        if not sep:
+            out.append(s)
+        elif wl == workload:
+            out.append(scen)
+    return list(dict.fromkeys(out))
 
 
 def _check_measure(req: BenchRequest) -> bool:
@@ -246,6 +278,11 @@ def assemble(
         "metrics": [code_metrics.measure(i) for i in selected if not i.absent],
         "notes": results.notes(selected, {s.name for _, ss, _ in plan for s in ss})
         + results.driver_context(measured),
+        # The seeds (seeds/*.toml) whose experiments this run measured: the report's Seeds
+        # section judges their claims on this run's data.
+        "seeds": seeds.for_run(
+            seeds.load(checked=False), {(w.name, s.name) for w, ss, _ in plan for s in ss}
+        ),
     }
     doc["run"]["python_packages"] = toolchains.python_packages()  # the lock's, as installed
     doc["run"]["finished"] = results.now()

@@ -107,6 +107,16 @@ class Impl:
     # `fuzz_exempt = "why"`: a third-party system (a reference) whose parsers are not the lab's
     # code to fuzz; every other implementation that has a program declares [[fuzz]] targets.
     fuzz_exempt: str = ""
+    # [conformance] only_markers: a seed's own system that implements a subset of the protocol
+    # (mini-redis: SET and GET) is held only to the tests carrying one of these markers; every
+    # other test is n/a for it, with `only_why`. For such systems only: a lab implementation
+    # meets its SPEC.
+    only_markers: list[str] = field(default_factory=list)
+    only_why: str = ""
+    # [measured_in] scenarios: measured only in these scenarios (the others skip it, saying
+    # `why`): a seed's own system in the seed's experiment, which it was built for.
+    measured_in: list[str] = field(default_factory=list)
+    measured_in_why: str = ""
 
     @property
     def name(self) -> str:
@@ -236,7 +246,6 @@ class Workload:
     targets: list[dict]  # [[targets]]: bounds on implementation ÷ baseline, shown in reports
     side_by_side: list[dict]  # [[side_by_side]]: two scenarios' metric compared per impl
     sweeps: list[dict] = field(default_factory=list)  # [[sweeps]]: a metric over scenarios
-    published: list[dict] = field(default_factory=list)  # [[published]]: a seed's own claims
     # [[ratio_charts]]: numerator ÷ denominator of one metric per scenario, with its CI
     ratio_charts: list[dict] = field(default_factory=list)
     # [[matrices]]: one metric over scenarios that each name a `peer` (client × server)
@@ -364,7 +373,28 @@ def _load_impl(workload: Workload, manifest: Path) -> Impl:
         absent=absent,
         fuzz=data.get("fuzz", []),
         fuzz_exempt=data.get("fuzz_exempt", ""),
+        **_subset(data, workload, manifest),
     )
+
+
+def _subset(data: dict, workload: Workload, manifest: Path) -> dict:
+    """[conformance] only_markers/only_why and [measured_in] scenarios/why, checked: a subset
+    always says why, and names scenarios the workload has."""
+    where = paths.rel(manifest)
+    conf, measured = data.get("conformance", {}), data.get("measured_in", {})
+    if conf.get("only_markers") and not conf.get("only_why"):
+        raise ManifestError(f"{where}: [conformance] only_markers needs only_why")
+    if measured and (not measured.get("scenarios") or not measured.get("why")):
+        raise ManifestError(f"{where}: [measured_in] needs scenarios and why")
+    unknown = [s for s in measured.get("scenarios", []) if s not in workload.scenarios]
+    if unknown:
+        raise ManifestError(f"{where}: [measured_in]: {workload.name} has no scenario {unknown[0]}")
+    return {
+        "only_markers": conf.get("only_markers", []),
+        "only_why": conf.get("only_why", ""),
+        "measured_in": measured.get("scenarios", []),
+        "measured_in_why": measured.get("why", ""),
+    }
 
 
 def _hosts(s: dict, manifest: Path) -> HostsSpec | None:
@@ -435,7 +465,7 @@ def _load_workload(manifest: Path) -> Workload:
         metric_defs[INSTRUCTIONS_METRIC] = dict(INSTRUCTIONS_METRIC_DEF)
     for s in scenarios.values():
         for m in [*s.metrics, s.primary]:
-            if m not in metric_defs:
+            if m not in metric_defs and not _family_member(m, metric_defs):
                 raise ManifestError(f"{paths.rel(manifest)}: scenario {s.name}: unknown metric {m}")
     w = Workload(
         name=_require(data, "name", manifest),
@@ -452,7 +482,6 @@ def _load_workload(manifest: Path) -> Workload:
         targets=data.get("targets", []),
         side_by_side=data.get("side_by_side", []),
         sweeps=data.get("sweeps", []),
-        published=data.get("published", []),
         ratio_charts=data.get("ratio_charts", []),
         matrices=data.get("matrices", []),
         fuzz_targets=_fuzz_targets(data, manifest),
@@ -462,8 +491,6 @@ def _load_workload(manifest: Path) -> Workload:
     _check_ratio_charts_and_matrices(w, manifest)
     for table_name, used in [
         ("sweeps", [(p[0], t.get("metric")) for t in w.sweeps for p in t.get("points", [])]),
-        ("published", [(t.get("scenario"), c.get("metric")) for t in w.published
-                       for c in t.get("claims", [])]),
         ("ratio_charts", [(n, t.get("metric")) for t in w.ratio_charts
                           for n in t.get("scenarios", [])]),
         ("matrices", [(n, t.get("metric")) for t in w.matrices for n in t.get("scenarios", [])]),
@@ -597,6 +624,15 @@ def _check_absent_roles(w: Workload, manifest: Path) -> None:
                 f"{paths.rel(manifest)}: {role} is {impl_id!r}, which is absent "
                 f"({w.impls[impl_id].absent})"
             )
+
+
+def _family_member(name: str, metric_defs: dict) -> bool:
+    """Whether `name` is one member of a family ("p99.SET" of "p99.*"): a scenario may name
+    the members it is about (seed 002's SET and GET) instead of the whole family."""
+    return any(
+        "*" in family and name.startswith(family.partition("*")[0]) and "*" not in name
+        for family in metric_defs
+    )
 
 
 def _check_metric(name: str, d: dict, manifest: Path) -> None:

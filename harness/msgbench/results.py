@@ -128,7 +128,6 @@ def workload_entry(w: Workload, scenarios: list[Scenario], m: Measurements | Non
         "sweeps": [
             t for t in w.sweeps if {p[0] for p in t["points"]} & {s.name for s in scenarios}
         ],
-        "published": [t for t in w.published if t["scenario"] in {s.name for s in scenarios}],
         "ratio_charts": [t for t in w.ratio_charts if set(t["scenarios"]) & names],
         "matrices": [t for t in w.matrices if set(t["scenarios"]) & names],
         "scenarios": [scenario_entry(w, s, m) for s in scenarios],

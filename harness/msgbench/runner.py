@@ -146,6 +146,9 @@ def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], d
     for impl in impls:
         if impl.absent:  # no program in this language (impl.toml `absent`): said once, not faked
             skipped[impl.id] = f"absent: {impl.absent}"
+        elif impl.measured_in and s.name not in impl.measured_in:  # a seed's own system
+            only = ", ".join(impl.measured_in)
+            skipped[impl.id] = f"measured only in {only}: {impl.measured_in_why}"
         elif no_hosts:  # e.g. not root: namespaces cannot be made; never faked on loopback
             skipped[impl.id] = f"needs {s.hosts.topology} hosts: {no_hosts}"
         elif missing:  # e.g. no browser: skipped with the reason, never silently

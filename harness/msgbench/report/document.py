@@ -21,10 +21,10 @@ from .sections import (
     instructions,
     matrices,
     noise,
-    published,
     ratio_charts,
     robustness,
     scenario_charts,
+    seeds,
     side_by_side,
     summary,
     sweeps,
@@ -78,6 +78,7 @@ def build(results: dict, with_charts: bool = True) -> Doc:
         doc.blocks.append(Para(f"`{run['command']}`", "command"))
     doc.heading(2, "How to read this report", "how-to-read")
     doc.blocks.append(Para(HOW_TO_READ))
+    seeds.seeds(doc, results, with_charts)  # first: the question the lab's users ask first
 
     for wl in results.get("workloads", []):
         _workload(doc, results, wl, with_charts)
@@ -153,11 +154,6 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if pairs:
         doc.heading(3, "Client × server", slug(name, "matrices"))
         doc.blocks.extend(pairs)
-
-    claims = published.published(wl, impls, outcomes)
-    if claims:
-        doc.heading(3, "The seed's claims, measured", slug(name, "seed"))
-        doc.blocks.extend(claims)
 
     bounds = targets.targets_table(wl, outcomes, impls)
     if bounds:

@@ -45,6 +45,10 @@ def render(doc: Doc) -> str:
     parts = [f"# {doc.title}", "", doc.subtitle, "", "_Charts: see report.html._", ""]
     for b in doc.blocks:
         if isinstance(b, Heading):
+            # An explicit anchor, so that links into a published report.md (the README's seed
+            # table) land where the HTML's do, whatever the host makes of the heading's text.
+            anchor = f'<a id="{b.anchor}"></a>' if b.anchor else ""
+            parts += [anchor, ""] if anchor else []
             parts += ["#" * b.level + " " + b.text, ""]
         elif isinstance(b, Para):
             parts += [b.text, ""]

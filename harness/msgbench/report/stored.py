@@ -7,7 +7,7 @@ robustness evidence is the newest the store holds when the report is written.
 
 from __future__ import annotations
 
-from .. import registry
+from .. import registry, seeds
 from ..registry import ManifestError
 
 
@@ -24,9 +24,10 @@ def ready(doc: dict) -> dict:
             "side_by_side", [p for p in w.side_by_side if set(p["scenarios"]) <= names]
         )
         entry.setdefault("sweeps", [t for t in w.sweeps if {p[0] for p in t["points"]} & names])
-        entry.setdefault("published", [t for t in w.published if t["scenario"] in names])
         entry.setdefault("ratio_charts", [t for t in w.ratio_charts if set(t["scenarios"]) & names])
         entry.setdefault("matrices", [t for t in w.matrices if set(t["scenarios"]) & names])
+    ran = {(w["name"], s["name"]) for w in doc.get("workloads", []) for s in w.get("scenarios", [])}
+    doc.setdefault("seeds", seeds.for_run(seeds.load(checked=False), ran))
     from ..robustness import evidence
 
     doc["robustness"] = evidence.collect([w["name"] for w in doc.get("workloads", [])])

@@ -41,6 +41,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "beyond_reference: a promise of the lab's SPEC that redis-server itself does not keep "
         "reliably (its own behaviour varies with its timers)",
     )
+    config.addinivalue_line(
+        "markers",
+        "setget: uses SET and GET only (multibulk requests, no FLUSHALL): the subset a seed's own "
+        "server such as mini-redis is held to (impl.toml [conformance] only_markers)",
+    )
 
 
 def _spec(impl) -> ServerSpec:
@@ -75,9 +80,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture
 def server(impl) -> Server:
-    """The implementation under test, running, with an empty keyspace."""
+    """The implementation under test, running, with an empty keyspace — except a seed's own
+    server that implements a subset without FLUSHALL (impl.toml `only_markers`, mini-redis):
+    the tests it is held to (marked setget) write keys of their own instead."""
     s = _running(_spec(impl))
-    resp.flushall(s.port)
+    if not getattr(impl, "only_markers", None):
+        resp.flushall(s.port)
     return s
 
 

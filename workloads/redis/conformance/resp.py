@@ -66,11 +66,19 @@ def read_until(
     return bytes(buf), False
 
 
-def exchange(port: int, parts: list[bytes], pause_s: float = 0.0) -> tuple[bytes, bool]:
+def exchange(
+    port: int, parts: list[bytes], pause_s: float = 0.0, setget_marker: bool = False
+) -> tuple[bytes, bool]:
     """Send `parts` (each its own write, `pause_s` apart) then the marker; return every reply
-    byte before the marker's reply, and whether the server closed the connection instead."""
+    byte before the marker's reply, and whether the server closed the connection instead.
+    The marker is ECHO <marker>, or with setget_marker SET then GET of a key of its own (for a
+    server that knows only SET and GET, such as mini-redis): its replies end the stream."""
     marker = new_marker()
     end = marker_reply(marker)
+    marker_request = command("ECHO", marker)
+    if setget_marker:
+        marker_request = command("SET", marker, marker) + command("GET", marker)
+        end = b"+OK\r\n" + end
     with connect(port) as s:
         for i, p in enumerate(parts):
             if i and pause_s:
@@ -80,7 +88,7 @@ def exchange(port: int, parts: list[bytes], pause_s: float = 0.0) -> tuple[bytes
             except (BrokenPipeError, ConnectionResetError):
                 break
         try:
-            s.sendall(command("ECHO", marker))
+            s.sendall(marker_request)
         except (BrokenPipeError, ConnectionResetError):
             pass
         data, closed = read_until(s, end)
@@ -103,9 +111,9 @@ def until_closed(port: int, stream: bytes, timeout: float = 5.0) -> tuple[bytes,
             return b"", False
 
 
-def call(port: int, *args) -> bytes:
+def call(port: int, *args, setget_marker: bool = False) -> bytes:
     """One request, its raw reply bytes."""
-    data, closed = exchange(port, [command(*args)])
+    data, closed = exchange(port, [command(*args)], setget_marker=setget_marker)
     assert not closed, f"server closed the connection on {args!r}"
     return data
 

@@ -52,9 +52,10 @@ def test_10000_pipelined_in_one_write(server, reference):
     assert len(resp.parse(got[0])) == 10_000
 
 
+@pytest.mark.setget
 def test_10000_pipelined_gets_binary_values(server):
     value = bytes(range(256)) * 4
-    resp.call(server.port, "SET", "bin", value)
-    got, closed = resp.exchange(server.port, [command("GET", "bin") * 10_000])
+    resp.call(server.port, "SET", "bin", value, setget_marker=True)
+    got, closed = resp.exchange(server.port, [command("GET", "bin") * 10_000], setget_marker=True)
     assert not closed
     assert got == (b"$1024\r\n" + value + b"\r\n") * 10_000

@@ -50,6 +50,23 @@ def test_redis_benchmark_default_suite(server, reference, pipeline):
 
 
 @needs_tools
+@pytest.mark.semantics
+@pytest.mark.setget
+def test_redis_benchmark_seed_call(server, reference):
+    """Seed 002's call (`-t set,get -c 50`, no pipelining, the redis scenario seed-setget):
+    both tests run to the end, and the key redis-benchmark SETs (key:__rand_int__ without -r)
+    then holds what redis-server holds after the same call."""
+    args = ["-t", "set,get", "-n", "2000", "-c", "50"]
+    got, _ = benchmark(server.port, *args)
+    assert got == ["SET", "GET"]
+    benchmark(reference.port, *args)
+    key = "key:__rand_int__"
+    want = resp.call(reference.port, "GET", key, setget_marker=True)
+    assert want.startswith(b"$3\r\n")  # the 3 bytes redis-benchmark writes by default
+    assert resp.call(server.port, "GET", key, setget_marker=True) == want
+
+
+@needs_tools
 def test_redis_benchmark_1000_clients(server):
     got, _ = benchmark(server.port, "-t", "get", "-c", "1000", "-n", "5000")
     assert got == ["GET"]

@@ -2,7 +2,7 @@
 the order the workload lists them, as a table and a chart of the ratios with their 95% CIs and
 a line at 1 — a seed's "X against Y per case" chart redone from one run, with intervals.
 
-The ratio and its CI are the ones the Targets and Published sections read (cells.ratio: the
+The ratio and its CI are the ones the Targets and Seeds sections read (cells.ratio: the
 ratio of the medians, bootstrapped over both sets of trials)."""
 
 from __future__ import annotations
