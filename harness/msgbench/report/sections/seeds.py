@@ -180,7 +180,7 @@ def judge(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdict]:
     figure = text + (f" {sub}" if sub else "")
     compared = f"{a} ÷ {b}"
     if r is None:
-        return compared, figure, Verdict(NOT_MEASURED)
+        return compared, figure, unmeasured(view, scenario, m, a, b)
     if kind == "ratio":
         return compared, figure, ratio_verdict(r, band, n, c["seed"])
     if kind == "faster":
@@ -198,6 +198,15 @@ def judge(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdict]:
     return compared, figure, interval_verdict(r, band, n, c.get("min"), c.get("max"))
 
 
+def unmeasured(view: RunView, scenario: str, metric: str, a: str, b: str) -> Verdict:
+    """Why a ratio is missing: a side not measured, or a median of 0 (a CPU time below its
+    clock's resolution at a small size), which gives no ratio rather than a verdict."""
+    rows = [view.row(scenario, i, metric) for i in (a, b)]
+    if all(rows):
+        return Verdict(UNDECIDED, "no ratio: a median of 0, below the clock's resolution here")
+    return Verdict(NOT_MEASURED)
+
+
 def _judge_order(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdict]:
     m, order = c["metric"], c["order"]
     expected = "above" if view.better(scenario, m) == "lower" else "below"
@@ -205,7 +214,11 @@ def _judge_order(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdi
     for fast, slow in zip(order, order[1:], strict=False):
         r = view.ratio(scenario, m, slow, fast)
         n, band = view.trials(scenario, m, slow, fast), view.band(scenario, m)
-        v = direction_verdict(side(r, band, n), expected) if r else Verdict(NOT_MEASURED)
+        v = (
+            direction_verdict(side(r, band, n), expected)
+            if r
+            else unmeasured(view, scenario, m, slow, fast)
+        )
         pairs.append(v)
         text, sub = ratio_text(r)
         parts.append(f"{slow} ÷ {fast} {text}{(' ' + sub) if sub else ''}: {v.text}")
@@ -291,7 +304,7 @@ def figures_table(e: dict) -> Table | None:
     rows = [
         [
             Cell(f["what"]),
-            Cell(f"{f['value']}" + ("" if f["unit"] in ("words", "order") else f" {f['unit']}")),
+            Cell(f"{f['value']}" + _unit_suffix(f["unit"])),
             Cell(f"“{f['quote']}”", sub=f.get("note", "")),
             Cell(f["where"], "muted"),
         ]
@@ -305,6 +318,11 @@ def figures_table(e: dict) -> Table | None:
         [False, False, False, False],
         caption="quoted from the seed's text; figures that were only in its images are not here",
     )
+
+
+def _unit_suffix(unit: str) -> str:
+    """How a figure's unit follows its value: none for words, 3.66× for a ratio, else spaced."""
+    return "" if unit in ("words", "order") else unit if unit == "×" else f" {unit}"
 
 
 def rerun_table(e: dict, view: RunView) -> Table | None:
