@@ -272,17 +272,34 @@ def print_sanitizer_reports(verdicts: dict[tuple[str, str], verify.Verdict]) -> 
             out.print(sanitize.describe(files), markup=False, highlight=False)
 
 
+def run_profile_opt(default: str, help_text: str):
+    """--profile of a measuring command (bench, seeds): repetitions and sizes."""
+    return click.option(
+        "--profile",
+        type=click.Choice(pipeline.PROFILES),
+        default=default,
+        show_default=True,
+        help=help_text,
+    )
+
+
+no_build_opt = click.option("--no-build", is_flag=True, help="use the binaries as they are")
+order_seed_opt = click.option("--seed", type=int, help="seed for the trial order (default: random)")
+plan_opt = click.option(
+    "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
+)
+
+
 @app.command()
 @workload_arg
-@click.option("--scenario", "-s", multiple=True, help="scenario name (repeatable; default: all)")
-@impl_opt
 @click.option(
-    "--profile",
-    type=click.Choice(pipeline.PROFILES),
-    default="quick",
-    show_default=True,
-    help="repetitions and sizes (workload.toml)",
+    "--scenario",
+    "-s",
+    multiple=True,
+    help="scenario name, or workload/scenario for one workload's (repeatable; default: all)",
 )
+@impl_opt
+@run_profile_opt("quick", "repetitions and sizes (workload.toml)")
 @click.option(
     "--placement",
     type=click.Choice(runner.PLACEMENTS),
@@ -296,11 +313,9 @@ def print_sanitizer_reports(verdicts: dict[tuple[str, str], verify.Verdict]) -> 
     type=click.Path(dir_okay=False, path_type=Path),
     help="also write results.json here",
 )
-@click.option("--no-build", is_flag=True, help="use the binaries as they are")
-@click.option("--seed", type=int, help="seed for the trial order (default: random)")
-@click.option(
-    "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
-)
+@no_build_opt
+@order_seed_opt
+@plan_opt
 @click.option(
     "--measure",
     type=click.Choice(pipeline.MEASURES),
@@ -369,18 +384,12 @@ def run_bench(request: pipeline.BenchRequest, plan_only: bool) -> pipeline.Outco
 
 
 @app.command("seeds")
-@click.option(
-    "--profile",
-    type=click.Choice(pipeline.PROFILES),
-    default="full",
-    show_default=True,
-    help="repetitions (workload.toml); full runs the seeds' own sizes where a scenario has them",
+@run_profile_opt(
+    "full", "repetitions (workload.toml); full runs the seeds' own sizes where a scenario has them"
 )
-@click.option("--no-build", is_flag=True, help="use the binaries as they are")
-@click.option("--seed", type=int, help="seed for the trial order (default: random)")
-@click.option(
-    "--plan", "plan_only", is_flag=True, help="print the plan and its estimate; run nothing"
-)
+@no_build_opt
+@order_seed_opt
+@plan_opt
 def seeds_cmd(profile: str, no_build: bool, seed: int | None, plan_only: bool) -> None:
     """Rerun every seed's experiment in one run and write its report's Seeds section.
 
