@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from msgbench import paths, profiles, registry
+from msgbench import paths, profiles, registry, runner
 
 
 def test_every_real_manifest_loads_and_expands():
@@ -208,3 +208,45 @@ def test_capnp_declares_its_c_row_absent_and_the_seeds_chart():
     assert chart["scenarios"] == [n for n in w.scenarios if not w.scenarios[n].peer]
     (matrix,) = w.matrices
     assert [w.scenarios[n].peer for n in matrix["scenarios"]] == ["cpp", "rust", "go", "python"]
+
+
+SUBSET_TOML = """
+id = "seedsys"
+language = "rust"
+summary = "a seed's own system"
+[build]
+system = "none"
+[run]
+argv = ["x"]
+[conformance]
+only_markers = ["setget"]
+only_why = "SET and GET only"
+[measured_in]
+scenarios = ["ping"]
+why = "the seed's scenario"
+"""
+
+
+def test_a_seeds_own_system_declares_its_subset_and_where_it_is_measured(fake_lab):
+    _impl_manifest(fake_lab, "seedsys", SUBSET_TOML)
+    impl = registry.workload("toy").impls["seedsys"]
+    assert impl.only_markers == ["setget"] and impl.only_why == "SET and GET only"
+    assert impl.measured_in == ["ping"] and impl.measured_in_why == "the seed's scenario"
+    w = registry.workload("toy")
+    assert runner.runnable(w, w.scenarios["ping"], [impl])[0] == [impl]
+    chosen, skipped = runner.runnable(w, w.scenarios["in-browser"], [impl])
+    assert not chosen and skipped["seedsys"] == "measured only in ping: the seed's scenario"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (SUBSET_TOML.replace('only_why = "SET and GET only"\n', ""), "only_markers needs only_why"),
+        (SUBSET_TOML.replace('why = "the seed\'s scenario"\n', ""), "needs scenarios and why"),
+        (SUBSET_TOML.replace('scenarios = ["ping"]', 'scenarios = ["nope"]'), "no scenario nope"),
+    ],
+)
+def test_a_subset_always_says_why_and_names_real_scenarios(fake_lab, text, message):
+    _impl_manifest(fake_lab, "seedsys", text)
+    with pytest.raises(registry.ManifestError, match=message):
+        registry.load()

@@ -189,6 +189,28 @@ def test_an_absent_implementation_is_not_applicable_not_failed(fake_lab, tmp_pat
     assert out.returncode == 4 and "'py' is absent: no library" in out.stderr
 
 
+def test_a_subset_system_is_held_only_to_its_marked_tests(fake_lab, tmp_path):
+    """impl.toml [conformance] only_markers (a seed's own server, mini-redis): the tests with
+    the marker run, every other one is n/a with the reason, and it is verified ok."""
+    w = _toy_suite(fake_lab)
+    d = fake_lab.dir / "impls" / "seedsys"
+    d.mkdir()
+    (d / "run.sh").write_text("#!/bin/sh\n")
+    (d / "impl.toml").write_text(
+        'id = "seedsys"\nlanguage = "rust"\n[build]\nsystem = "none"\n[run]\n'
+        'argv = ["{impl_dir}/run.sh"]\n[conformance]\nonly_markers = ["json"]\n'
+        'only_why = "JSON only"\n'
+    )
+    registry.load.cache_clear()
+    w = registry.workload(fake_lab.name)
+    v = verify.run(w, [w.impls["seedsys"]], tmp_path / "logs")["seedsys"]
+    assert v.tests["test_parses_json"] == "pass"
+    assert v.tests["test_runs"] == v.tests["test_variant[yajl]"] == "n/a"
+    assert v.ok and v.passed == 1
+    out = _pytest(w.conformance_dir, "--impl", "seedsys", "-k", "test_runs")
+    assert "it implements a subset (JSON only); only tests marked json apply" in out.stdout
+
+
 def test_the_plugin_says_how_to_build_and_rejects_unknown_ids(fake_lab):
     w = _toy_suite(fake_lab)
     out = _pytest(w.conformance_dir, "--impl", "ghost", "-k", "test_runs")
