@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from msgbench import paths, profiles, registry, runner
@@ -250,3 +252,56 @@ def test_a_subset_always_says_why_and_names_real_scenarios(fake_lab, text, messa
     _impl_manifest(fake_lab, "seedsys", text)
     with pytest.raises(registry.ManifestError, match=message):
         registry.load()
+
+
+def _seed_build(fake_lab, table: str) -> None:
+    manifest = fake_lab.dir / "workload.toml"
+    manifest.write_text(manifest.read_text() + "\n[seed_build]\n" + table)
+    registry.load.cache_clear()
+
+
+def test_the_seeds_build_is_a_variant_measured_only_in_the_seeds_scenarios(fake_lab):
+    _seed_build(fake_lab, 'impls = ["fast"]\nscenarios = ["ping"]\nwhy = "no options"\n')
+    w = registry.workload("toy")
+    variant = w.impls["fast-seedbuild"]
+    assert variant.seedbuild_of == "fast" and variant.measured_in == ["ping"]
+    assert variant.language == "c" and variant.dir == w.impls["fast"].dir
+    # hidden from "every implementation"; there when named or planned
+    assert "fast-seedbuild" not in {i.id for i in registry.select("toy", None)}
+    assert [i.id for i in registry.select("toy", ["fast-seedbuild"])] == ["fast-seedbuild"]
+    assert "fast-seedbuild" in {i.id for i in registry.select("toy", None, with_seedbuilds=True)}
+    values = registry.template_vars(w, seedbuild=True)
+    assert values["cmake_bin"] == str(paths.BUILD / "seedbuild" / "cmake" / "bin")
+    assert values["cargo_bin"].endswith("seedbuild/cargo/x86_64-unknown-linux-gnu/debug")
+    assert values["go_bin"] == str(paths.BUILD / "seedbuild" / "go")
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ('impls = ["fast"]\nscenarios = ["ping"]\n', "needs impls, scenarios and why"),
+        ('impls = ["nope"]\nscenarios = ["ping"]\nwhy = "w"\n', "'nope' is not a compiled"),
+        ('impls = ["fast"]\nscenarios = ["nope"]\nwhy = "w"\n', "has no scenario nope"),
+    ],
+)
+def test_a_seeds_build_names_compiled_implementations_and_real_scenarios(fake_lab, table, message):
+    _seed_build(fake_lab, table)
+    with pytest.raises(registry.ManifestError, match=message):
+        registry.load()
+
+
+def test_the_seeds_build_passes_no_optimisation_option():
+    from msgbench import build as builder
+
+    assert "--release" not in builder.cargo_build_argv("pkg", seedbuild=True)
+    assert "--release" in builder.cargo_build_argv("pkg")
+    env = builder.cargo_env(seedbuild=True)
+    assert env["CARGO_TARGET_DIR"] == str(paths.SEEDBUILD_CARGO_TARGET)
+    assert not any(k.startswith("CARGO_PROFILE_RELEASE_") for k in env if k not in os.environ)
+    assert builder.go_build_argv(paths.BUILD / "x", "cmd/x", seedbuild=True) == [
+        "go", "build", "-o", str(paths.BUILD / "x"), "./cmd/x",
+    ]  # fmt: skip
+    argv = builder.cmake_configure_argv(seedbuild=True)
+    assert "-DCMAKE_BUILD_TYPE=Seedbuild" in argv and "-DCMAKE_C_FLAGS_SEEDBUILD=" in argv
+    assert str(paths.BUILD / "seedbuild" / "cmake") in argv
+    assert "-DCMAKE_EXE_LINKER_FLAGS_SEEDBUILD=-static" in argv

@@ -50,9 +50,19 @@ def in_profile(impl: Impl, profile: str | None = None) -> bool:
     return impl.build.get("system") in SANITIZED_SYSTEMS
 
 
-def cargo_env() -> dict[str, str]:
+def cargo_env(seedbuild: bool = False) -> dict[str, str]:
+    """Cargo's environment: the release flags of profiles.toml, or for the seed's build the
+    dev profile (no flag of its own) in build/seedbuild/cargo, linked as statically."""
     rust = profiles.load()["rust"]
     env = dict(os.environ)
+    if seedbuild:
+        env.update(
+            {
+                "CARGO_TARGET_DIR": str(paths.SEEDBUILD_CARGO_TARGET),
+                "RUSTFLAGS": " ".join(rust["rustflags"]),
+            }
+        )
+        return env
     env.update(
         {
             "CARGO_TARGET_DIR": str(paths.CARGO_TARGET),
@@ -66,24 +76,29 @@ def cargo_env() -> dict[str, str]:
     return env
 
 
-def cargo_build_argv(package: str) -> list[str]:
+def cargo_build_argv(package: str, seedbuild: bool = False) -> list[str]:
+    """`cargo build --release` of one package; without --release for the seed's build."""
     target = profiles.load()["rust"]["target"]
-    return ["cargo", "build", "--release", "--target", target, "-p", package]
+    release = [] if seedbuild else ["--release"]
+    return ["cargo", "build", *release, "--target", target, "-p", package]
 
 
-def go_env() -> dict[str, str]:
+def go_env(seedbuild: bool = False) -> dict[str, str]:
     go = profiles.load()["go"]
     env = dict(os.environ)
-    env["GOAMD64"] = go["goamd64"]
+    env["GOAMD64"] = "v1" if seedbuild else go["goamd64"]  # v1: Go's own default
     # The race detector's runtime is C: `go build -race` needs cgo.
     cgo = go.get("cgo") or paths.BUILD_PROFILE == "sanitize"
     env["CGO_ENABLED"] = "1" if cgo else "0"
     return env
 
 
-def go_build_argv(out: Path, package: str) -> list[str]:
-    """`go build` of one package into `out` with the selected profile's flags."""
+def go_build_argv(out: Path, package: str, seedbuild: bool = False) -> list[str]:
+    """`go build` of one package into `out` with the selected profile's flags (none at all
+    for the seed's build: a plain `go build`)."""
     argv = ["go", "build", "-o", str(out)]
+    if seedbuild:
+        return [*argv, f"./{package}"]
     if paths.BUILD_PROFILE == "sanitize":
         return [*argv, *profiles.sanitize()["go_flags"], f"./{package}"]
     go = profiles.load()["go"]
@@ -96,12 +111,17 @@ def go_build_argv(out: Path, package: str) -> list[str]:
     return [*argv, f"./{package}"]
 
 
-def cmake_configure_argv() -> list[str]:
+def cmake_configure_argv(seedbuild: bool = False) -> list[str]:
     """Configure the selected profile's CMake tree: build type Release with profiles.toml's
-    [c]/[cpp] flags, or build type Sanitize with [sanitize]'s (the same for C and C++)."""
+    [c]/[cpp] flags, or build type Sanitize with [sanitize]'s (the same for C and C++); or
+    the seed's build's tree (build/seedbuild/cmake) with [seedbuild]'s."""
     p = profiles.load()
     c, cpp = p["c"], p["cpp"]
-    if paths.BUILD_PROFILE == "sanitize":
+    tree = paths.profile_trees(paths.SEEDBUILD)["CMAKE_BUILD"] if seedbuild else paths.CMAKE_BUILD
+    if seedbuild:
+        s = profiles.seedbuild()
+        build_type, cflags, cxxflags, ldflags = "Seedbuild", s["cflags"], s["cflags"], s["ldflags"]
+    elif paths.BUILD_PROFILE == "sanitize":
         s = profiles.sanitize()
         build_type, cflags, cxxflags, ldflags = "Sanitize", s["cflags"], s["cflags"], s["ldflags"]
     else:
@@ -113,7 +133,7 @@ def cmake_configure_argv() -> list[str]:
         "-S",
         str(paths.ROOT),
         "-B",
-        str(paths.CMAKE_BUILD),
+        str(tree),
         f"-DCMAKE_BUILD_TYPE={build_type}",
         f"-DCMAKE_C_COMPILER={c['compiler']}",
         f"-DCMAKE_CXX_COMPILER={cpp['compiler']}",
@@ -121,7 +141,7 @@ def cmake_configure_argv() -> list[str]:
         f"-DCMAKE_CXX_FLAGS_{suffix}={' '.join(cxxflags)}",
         f"-DCMAKE_EXE_LINKER_FLAGS_{suffix}={' '.join(ldflags)}",
     ]
-    if shutil.which("ninja") and not (paths.CMAKE_BUILD / "Makefile").exists():
+    if shutil.which("ninja") and not (tree / "Makefile").exists():
         argv += ["-G", "Ninja"]
     return argv
 
@@ -149,19 +169,21 @@ def _run(argv: list[str], log: Path, env: dict | None = None) -> tuple[bool, str
     return True, ""
 
 
-def configure_cmake(log: Path) -> tuple[bool, str]:
-    return _run(cmake_configure_argv(), log)
+def configure_cmake(log: Path, seedbuild: bool = False) -> tuple[bool, str]:
+    return _run(cmake_configure_argv(seedbuild), log)
 
 
 def _build_target(impl: Impl, system: str, target: str, exe: Path, log: Path, cmake_ok: bool):
+    seed = bool(impl.seedbuild_of)
     if system == "cmake":
         if not cmake_ok:
             return False, "cmake configure failed"
-        return _run(["cmake", "--build", str(paths.CMAKE_BUILD), "--target", target], log)
+        tree = paths.profile_trees(paths.SEEDBUILD)["CMAKE_BUILD"] if seed else paths.CMAKE_BUILD
+        return _run(["cmake", "--build", str(tree), "--target", target], log)
     if system == "cargo":
-        return _run(cargo_build_argv(target), log, cargo_env())
+        return _run(cargo_build_argv(target, seed), log, cargo_env(seed))
     if system == "go":
-        return _run(go_build_argv(paths.GO_BIN / exe.name, target), log, go_env())
+        return _run(go_build_argv(exe, target, seed), log, go_env(seed))
     return True, ""  # "none": interpreted, nothing to compile
 
 

@@ -76,9 +76,13 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(message)
 
 
-def select(workload: str | None, impls: tuple[str, ...] | list[str] | None) -> list[Impl]:
+def select(
+    workload: str | None,
+    impls: tuple[str, ...] | list[str] | None,
+    with_seedbuilds: bool = False,
+) -> list[Impl]:
     try:
-        chosen = registry.select(workload, list(impls) or None)
+        chosen = registry.select(workload, list(impls) or None, with_seedbuilds)
     except ManifestError as e:
         raise usage_error(str(e)) from None
     if impls and not chosen:
@@ -112,7 +116,7 @@ def doctor() -> None:
 @json_opt
 def list_cmd(workload: str | None, as_json: bool) -> None:
     """List every workload and implementation from the manifests."""
-    chosen = select(workload, ())
+    chosen = select(workload, (), with_seedbuilds=True)  # every row a manifest declares
     if as_json:
         out.print_json(json.dumps([i.as_json() for i in chosen]))
         return
@@ -139,11 +143,14 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
     steps = len(chosen) + (len(workloads) if with_drivers else 0)
     with progress() as bar:
         task = bar.add_task("building", total=steps)
-        cmake_ok = True
-        if any(i.build["system"] == "cmake" for i in chosen):
-            bar.update(task, description="configuring cmake")
-            ok, msg = builder.configure_cmake(paths.BUILD_LOGS / "cmake-configure.log")
-            cmake_ok = ok
+        cmake_ok = {False: True, True: True}  # by tree: the seed's build has its own
+        for seed in (False, True):
+            if any(i.build["system"] == "cmake" and bool(i.seedbuild_of) == seed for i in chosen):
+                bar.update(task, description="configuring cmake")
+                log = paths.BUILD_LOGS / (
+                    "cmake-configure-seedbuild.log" if seed else "cmake-configure.log"
+                )
+                cmake_ok[seed] = builder.configure_cmake(log, seed)[0]
         if with_drivers:
             for name in sorted(workloads):
                 bar.update(task, description=f"building driver {name}")
@@ -151,7 +158,7 @@ def do_build(chosen: list[Impl], with_drivers: bool = True) -> list[builder.Buil
                 bar.advance(task)
         for impl in chosen:
             bar.update(task, description=f"building {impl.name}")
-            results_.append(builder.build_impl(impl, cmake_ok))
+            results_.append(builder.build_impl(impl, cmake_ok[bool(impl.seedbuild_of)]))
             bar.advance(task)
     for r in results_:
         if r.skipped:

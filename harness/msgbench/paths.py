@@ -31,10 +31,19 @@ SANITIZER_REPORTS = Path(
 )
 
 
+# The seed's build (issue 15, profiles.toml [seedbuild]): what the seeds measured, "no
+# optimisation options", built into build/seedbuild/ beside the release build and measured only
+# as the `<impl>-seedbuild` variants a workload's [seed_build] names, in the Seeds section.
+SEEDBUILD = "seedbuild"  # not selectable like the two above: each such variant names it
+SEEDBUILD_CARGO_TARGET = BUILD / SEEDBUILD / "cargo"
+# `cargo build` without --release: the dev profile's folder.
+SEEDBUILD_CARGO_BIN = SEEDBUILD_CARGO_TARGET / "x86_64-unknown-linux-gnu" / "debug"
+
+
 def profile_trees(profile: str) -> dict[str, Path]:
     """The build folders of a build profile: the values of CMAKE_BUILD, CMAKE_BIN, GO_BIN,
     BUILD_LOGS and VERIFY_LOGS while it is selected."""
-    if profile not in BUILD_PROFILES:
+    if profile not in (*BUILD_PROFILES, SEEDBUILD):
         raise ValueError(
             f"unknown build profile {profile!r} ({BUILD_PROFILE_ENV}; valid: "
             f"{', '.join(BUILD_PROFILES)})"

@@ -86,7 +86,7 @@ def make_plan(req: BenchRequest) -> BenchPlan:
     """Which implementations and scenarios a request means. The floor and the reference are
     measured in every run, whatever --impl says: ratios are only read inside one run."""
     try:
-        chosen = registry.select(req.workload, list(req.impls) or None)
+        chosen = registry.select(req.workload, list(req.impls) or None, with_seedbuilds=True)
     except ManifestError as e:
         raise PlanError(str(e)) from None
     if req.impls and not chosen:

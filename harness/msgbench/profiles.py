@@ -10,7 +10,7 @@ from typing import Any
 from . import paths
 
 # Tables of profiles.toml that are not a language's release flags.
-NOT_RELEASE = ("sanitize",)
+NOT_RELEASE = ("sanitize", "seedbuild")
 
 
 @cache
@@ -27,6 +27,12 @@ def release() -> dict[str, Any]:
 def sanitize() -> dict[str, Any]:
     """The [sanitize] table: cflags/ldflags (C and C++), go_flags, env (run-time options)."""
     return load()["sanitize"]
+
+
+def seedbuild() -> dict[str, Any]:
+    """The [seedbuild] table: how the seeds built their programs (cflags, ldflags for C and
+    C++; Rust's dev profile and Go's plain `go build` need no table entry)."""
+    return load()["seedbuild"]
 
 
 def python_argv() -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import glob
 import shutil
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -39,13 +39,18 @@ class ManifestError(Exception):
     """A manifest is missing a field or has a wrong value; the message names the file."""
 
 
-def template_vars(workload: Workload | None = None, impl_dir: Path | None = None) -> dict:
-    """Values for {placeholders} in argv templates (see docs/decisions.md, Manifests)."""
+def template_vars(
+    workload: Workload | None = None, impl_dir: Path | None = None, seedbuild: bool = False
+) -> dict:
+    """Values for {placeholders} in argv templates (see docs/decisions.md, Manifests);
+    seedbuild: the binaries of the seed's build (build/seedbuild/) instead of the selected
+    profile's."""
+    trees = paths.profile_trees(paths.SEEDBUILD) if seedbuild else {}
     values: dict[str, Any] = {
         "root": str(paths.ROOT),
-        "cmake_bin": str(paths.CMAKE_BIN),
-        "cargo_bin": str(paths.CARGO_BIN),
-        "go_bin": str(paths.GO_BIN),
+        "cmake_bin": str(trees.get("CMAKE_BIN", paths.CMAKE_BIN)),
+        "cargo_bin": str(paths.SEEDBUILD_CARGO_BIN if seedbuild else paths.CARGO_BIN),
+        "go_bin": str(trees.get("GO_BIN", paths.GO_BIN)),
         # The venv interpreter without profiles.toml's -S, for implementations that import
         # declared third-party packages (e.g. uvloop); they add their own flags.
         "venv_python": str(paths.VENV_PYTHON),
@@ -117,6 +122,13 @@ class Impl:
     # `why`): a seed's own system in the seed's experiment, which it was built for.
     measured_in: list[str] = field(default_factory=list)
     measured_in_why: str = ""
+    # An `<id>-seedbuild` variant (workload.toml [seed_build]): implementation `seedbuild_of`
+    # built as the seeds built their programs (profiles.toml [seedbuild], build/seedbuild/),
+    # measured only in the seed's scenarios, beside the release build, in the Seeds section.
+    seedbuild_of: str = ""
+
+    def _vars(self) -> dict:
+        return template_vars(self._workload, self.dir, seedbuild=bool(self.seedbuild_of))
 
     @property
     def name(self) -> str:
@@ -124,14 +136,14 @@ class Impl:
 
     def argv(self, port: int | None = None) -> list[str]:
         """The command line; for a server, `port` fills the `{port}` placeholder."""
-        argv = expand(self.run["argv"], template_vars(self._workload, self.dir))
+        argv = expand(self.run["argv"], self._vars())
         if port is not None:
             argv = [a.replace("{port}", str(port)) for a in argv]
         return argv
 
     def client_argv(self, port: int | None = None) -> list[str]:
         """The implementation's own client program ([run] client_argv), [] if it has none."""
-        argv = expand(self.run.get("client_argv", []), template_vars(self._workload, self.dir))
+        argv = expand(self.run.get("client_argv", []), self._vars())
         if port is not None:
             argv = [a.replace("{port}", str(port)) for a in argv]
         return argv
@@ -140,7 +152,7 @@ class Impl:
         if self.absent:
             return str(self.dir)
         if "cwd" in self.run:
-            return expand([self.run["cwd"]], template_vars(self._workload, self.dir))[0]
+            return expand([self.run["cwd"]], self._vars())[0]
         return str(Path(self.argv()[0]).parent)
 
     @property
@@ -525,9 +537,56 @@ def _load_workload(manifest: Path) -> Workload:
     for impl_manifest in sorted((w.dir / "impls").glob("*/impl.toml")):
         impl = _load_impl(w, impl_manifest)
         w.impls[impl.id] = impl
+    _add_seed_builds(w, data.get("seed_build"), manifest)
     _check_absent_roles(w, manifest)
     _check_fuzz(w)
     return w
+
+
+SEEDBUILD_SUFFIX = "-seedbuild"
+SEEDBUILD_LANGUAGES = ("c", "cpp", "rust", "go")  # Python has no build to leave unoptimised
+
+
+def _add_seed_builds(w: Workload, table: dict | None, manifest: Path) -> None:
+    """workload.toml [seed_build] {impls, scenarios, why}: each named implementation again as
+    `<id>-seedbuild`, built as the seed built its programs and measured only in `scenarios`."""
+    if not table:
+        return
+    where = f"{paths.rel(manifest)}: [seed_build]"
+    if not table.get("impls") or not table.get("scenarios") or not table.get("why"):
+        raise ManifestError(f"{where} needs impls, scenarios and why")
+    unknown = [s for s in table["scenarios"] if s not in w.scenarios]
+    if unknown:
+        raise ManifestError(f"{where}: {w.name} has no scenario {unknown[0]}")
+    for impl_id in table["impls"]:
+        base = w.impls.get(impl_id)
+        if base is None or base.absent or base.language not in SEEDBUILD_LANGUAGES:
+            raise ManifestError(
+                f"{where}: {impl_id!r} is not a compiled implementation of {w.name} "
+                f"({', '.join(SEEDBUILD_LANGUAGES)})"
+            )
+        variant = replace(
+            base,
+            id=impl_id + SEEDBUILD_SUFFIX,
+            variant="the seed's build: no optimisation options",
+            summary=f"{impl_id}, built as the seeds built their programs ({table['why']})",
+            measured_in=list(table["scenarios"]),
+            measured_in_why="the seed's build, measured beside the release build only where "
+            "a seed used it",
+            seedbuild_of=impl_id,
+            fuzz=[],
+            fuzz_exempt=f"the same sources as {impl_id}, fuzzed there",
+            notes={
+                "*": f"{impl_id}'s sources built with profiles.toml [seedbuild]: {table['why']}"
+            },
+        )
+        w.impls[variant.id] = variant
+
+
+def seedbuilds_hidden(impls: list[Impl], named: list[str] | None) -> list[Impl]:
+    """The seed's-build variants are built, verified and measured only where named or in a
+    plan with their scenarios (pipeline.make_plan), never by "all implementations"."""
+    return [i for i in impls if not i.seedbuild_of or (named and i.id in named)]
 
 
 FUZZ_ENGINES = ("libfuzzer", "libfuzzer-rust", "go", "atheris")
@@ -678,8 +737,11 @@ def workload(name: str) -> Workload:
     return workloads[name]
 
 
-def select(workload_name: str | None, impl_ids: list[str] | None) -> list[Impl]:
-    """Implementations matching a workload name and impl ids (None = all)."""
+def select(
+    workload_name: str | None, impl_ids: list[str] | None, with_seedbuilds: bool = False
+) -> list[Impl]:
+    """Implementations matching a workload name and impl ids (None = all; the seed's-build
+    variants only when named, or with with_seedbuilds: a plan keeps those its scenarios use)."""
     names = [workload_name] if workload_name else list(load())
     chosen: list[Impl] = []
     for name in names:
@@ -694,4 +756,4 @@ def select(workload_name: str | None, impl_ids: list[str] | None) -> list[Impl]:
             chosen.extend(w.impls[i] for i in impl_ids if i in w.impls)
         else:
             chosen.extend(w.impls.values())
-    return chosen
+    return chosen if with_seedbuilds else seedbuilds_hidden(chosen, impl_ids)
