@@ -294,11 +294,22 @@ def test_msgbench_seeds_plans_exactly_the_named_scenarios():
     needed = seeds.needed(seeds.load())
     assert needed["redis"] == ["seed-setget"] and "test4-own" in needed["comm"]
     req = pipeline.BenchRequest(
-        scenarios=tuple(f"{w}/{s}" for w, names in needed.items() for s in names), profile="smoke"
+        scenarios=tuple(f"{w}/{s}" for w, names in needed.items() for s in names),
+        profile="smoke",
+        seed_builds=True,
     )
     bp = pipeline.make_plan(req)
     planned = {w.name: [s.name for s in ss] for w, ss, _ in bp.plan}
     assert planned == needed
+    impls = {w.name: {i.id for i in ii} for w, _, ii in bp.plan}
+    assert {"c-seedbuild", "rust-seedbuild", "go-seedbuild"} <= impls["echonet"]
+    assert "c-seedbuild" in impls["nativemsg"] and "mini-redis" in impls["redis"]
+    assert not any(i.endswith("-seedbuild") for i in impls["capnp"] | impls["comm"])
+
+
+def test_the_seeds_builds_run_only_in_msgbench_seeds():
+    plain = pipeline.make_plan(pipeline.BenchRequest(workload="echonet", profile="full"))
+    assert not any(i.seedbuild_of for _, _, ii in plain.plan for i in ii)
 
 
 def test_a_qualified_scenario_names_one_workload_only():

@@ -414,6 +414,7 @@ def seeds_cmd(profile: str, no_build: bool, seed: int | None, plan_only: bool) -
         seed=seed,
         build=not no_build,
         command="msgbench " + shlex.join(sys.argv[1:]),
+        seed_builds=True,
     )
     outcome = run_bench(request, plan_only)
     if outcome is None:

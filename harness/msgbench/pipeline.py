@@ -48,6 +48,9 @@ class BenchRequest:
     build: bool = True
     command: str = "msgbench bench"
     measure: str = "time"  # or "instructions": counted under valgrind (msgbench.instructions)
+    # The seed's-build variants (`<impl>-seedbuild`) join the plan's scenarios they are made
+    # for: `msgbench seeds` only (they exist for its section); --impl can still name one.
+    seed_builds: bool = False
 
 
 @dataclass
@@ -86,7 +89,7 @@ def make_plan(req: BenchRequest) -> BenchPlan:
     """Which implementations and scenarios a request means. The floor and the reference are
     measured in every run, whatever --impl says: ratios are only read inside one run."""
     try:
-        chosen = registry.select(req.workload, list(req.impls) or None, with_seedbuilds=True)
+        chosen = registry.select(req.workload, list(req.impls) or None, req.seed_builds)
     except ManifestError as e:
         raise PlanError(str(e)) from None
     if req.impls and not chosen:
