@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import shutil
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -477,7 +478,7 @@ def _load_workload(manifest: Path) -> Workload:
         metric_defs[INSTRUCTIONS_METRIC] = dict(INSTRUCTIONS_METRIC_DEF)
     for s in scenarios.values():
         for m in [*s.metrics, s.primary]:
-            if m not in metric_defs and not _family_member(m, metric_defs):
+            if m not in metric_defs and not family_member(m, metric_defs):
                 raise ManifestError(f"{paths.rel(manifest)}: scenario {s.name}: unknown metric {m}")
     w = Workload(
         name=_require(data, "name", manifest),
@@ -685,7 +686,7 @@ def _check_absent_roles(w: Workload, manifest: Path) -> None:
             )
 
 
-def _family_member(name: str, metric_defs: dict) -> bool:
+def family_member(name: str, metric_defs: Iterable[str]) -> bool:
     """Whether `name` is one member of a family ("p99.SET" of "p99.*"): a scenario may name
     the members it is about (seed 002's SET and GET) instead of the whole family."""
     return any(

@@ -99,8 +99,7 @@ def _check_experiment(e: dict, where: str) -> None:
         return w.scenarios[name]
 
     def metric(s: registry.Scenario, name: str, what: str) -> None:
-        family = next((m for m in s.metrics if "*" in m and name.startswith(m.split("*")[0])), "")
-        if name not in s.metrics and not family:
+        if name not in s.metrics and not registry.family_member(name, s.metrics):
             raise ManifestError(f"{where}: {what}: scenario {s.name} has no metric {name}")
 
     def impl(name: str, what: str) -> None:
