@@ -31,15 +31,22 @@ python=${PYTHON:-python3}
 #    checked against its hash (scripts/lock.sh writes the lock), then msgbench itself, editable,
 #    built by the locked setuptools. Done again whenever the lock or pyproject.toml changes
 #    (.venv/.installed keeps their hash); packages the lock does not name are removed.
-want=$(cat requirements/lock.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+#    `--ray` (make setup-ray) installs requirements/ray-lock.txt instead: the same packages and
+#    Ray, the optional cluster runner (docs/hosts.md); .venv/.ray remembers it, so a later plain
+#    set-up keeps Ray.
+lock=requirements/lock.txt
+if [ "${1:-}" = "--ray" ] || [ -e .venv/.ray ]; then
+    lock=requirements/ray-lock.txt
+fi
+want=$(cat "$lock" pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.installed 2>/dev/null)" != "$want" ]; then
-    say "installing the Python environment (.venv) from requirements/lock.txt"
+    say "installing the Python environment (.venv) from $lock"
     [ -x .venv/bin/python ] || "$python" -m venv .venv
     .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes \
-        -r requirements/lock.txt
+        -r "$lock"
     .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
         --no-build-isolation -e .
-    mapfile -t stray < <(.venv/bin/python - requirements/lock.txt <<'PY'
+    mapfile -t stray < <(.venv/bin/python - "$lock" <<'PY'
 import re
 import sys
 from importlib.metadata import distributions
@@ -57,6 +64,7 @@ PY
         .venv/bin/python -m pip uninstall -q -y "${stray[@]}"
     fi
     echo "$want" >.venv/.installed
+    if [ "$lock" = requirements/ray-lock.txt ]; then touch .venv/.ray; fi
 fi
 
 # 4. Rust crates and Go modules, fetched once into their caches.

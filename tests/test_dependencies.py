@@ -34,29 +34,47 @@ def names(requirements: list[str]) -> set[str]:
     return {toolchains.normalize(Requirement(r).name) for r in requirements}
 
 
-def declared() -> list[Requirement]:
-    """Every requirement pyproject.toml declares: run time, each extra, the build backend."""
+RAY_LOCK = ROOT / "requirements" / "ray-lock.txt"
+#: The extra that only requirements/ray-lock.txt holds (the optional cluster runner).
+OPTIONAL = "ray"
+
+
+def declared(optional: bool = False) -> list[Requirement]:
+    """Every requirement pyproject.toml declares: run time, each extra, the build backend;
+    with optional=True, those of the `ray` extra too."""
     project = PYPROJECT["project"]
     reqs = list(project["dependencies"])
-    for extra in project.get("optional-dependencies", {}).values():
-        reqs += extra
+    for name, extra in project.get("optional-dependencies", {}).items():
+        if name != OPTIONAL or optional:
+            reqs += extra
     reqs += PYPROJECT["build-system"]["requires"]
     return [Requirement(r) for r in reqs]
 
 
-def test_every_declared_dependency_is_locked_at_a_version_it_allows():
-    locked = toolchains.locked_packages()
-    for req in declared():
+@pytest.mark.parametrize(("lock", "optional"), [(toolchains.LOCK_FILE, False), (RAY_LOCK, True)])
+def test_every_declared_dependency_is_locked_at_a_version_it_allows(lock, optional):
+    locked = toolchains.locked_packages(lock)
+    for req in declared(optional):
         name = toolchains.normalize(req.name)
-        assert name in locked, f"{req} is not in requirements/lock.txt: run scripts/lock.sh"
+        assert name in locked, f"{req} is not in {lock.name}: run scripts/lock.sh"
         assert req.specifier.contains(locked[name], prereleases=True), (
-            f"lock pins {name}=={locked[name]}, pyproject asks {req}: run scripts/lock.sh"
+            f"{lock.name} pins {name}=={locked[name]}, pyproject asks {req}: run scripts/lock.sh"
         )
 
 
-def test_every_lock_entry_is_pinned_exactly_with_a_sha256_hash():
-    entries = lock_entries(toolchains.LOCK_FILE.read_text())
-    assert len(entries) == len(toolchains.locked_packages()) > 0
+def test_the_ray_lock_is_the_lock_and_ray():
+    """make setup-ray adds Ray without moving any package of the lock (scripts/lock.sh
+    resolves ray-lock.txt with lock.txt as constraints), and the lock itself has no Ray."""
+    base, with_ray = toolchains.locked_packages(), toolchains.locked_packages(RAY_LOCK)
+    assert "ray" not in base and "ray" in with_ray
+    moved = {n: (v, with_ray.get(n)) for n, v in base.items() if with_ray.get(n) != v}
+    assert not moved, f"(lock, ray-lock) differ: {moved}; run scripts/lock.sh"
+
+
+@pytest.mark.parametrize("lock", [toolchains.LOCK_FILE, RAY_LOCK], ids=["lock", "ray-lock"])
+def test_every_lock_entry_is_pinned_exactly_with_a_sha256_hash(lock):
+    entries = lock_entries(lock.read_text())
+    assert len(entries) == len(toolchains.locked_packages(lock)) > 0
     for head, hashes in entries.items():
         assert re.fullmatch(r"[A-Za-z0-9][\w.-]*==[\w.!+-]+", head), f"not an exact pin: {head}"
         assert hashes, f"{head} has no hash (setup installs with --require-hashes)"

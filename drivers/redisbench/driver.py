@@ -3,9 +3,15 @@ read what it cost, stop it.
 
     driver.py --bench "-c 50 -P 16 -n 100000" --port 40123 [--count-keys]
               [--driver-cpus 0] [--impl-cpus 1] [--impl-stderr FILE] [--impl-cwd DIR]
-              [--timeout-s 300] [--client-json JSON] -- SERVER_ARGV...
+              [--timeout-s 300] [--client-json JSON]
+              [--impl-agent ADDR:PORT] [--impl-host ADDR] -- SERVER_ARGV...
 
-Standard library only (it runs under `python -E -S`). Prints one JSON document on stdout
+With --impl-agent the server runs on another host: the host agent there starts it, reads its
+CPU clock and peak RSS, and stops it (harness/msgbench/hostagent.py, docs/hosts.md), and
+redis-benchmark loads it at --impl-host.
+
+Standard library only (it runs under `python -E -S`; the agent's client is standard library
+too). Prints one JSON document on stdout
 (docs/driver-contract.md): per-test rps and latency from redis-benchmark's CSV, their
 geometric mean, the server's CPU time per request (its process CPU clock) and peak RSS, the
 load generator's own CPU per request. A failed trial: {"error": "..."} and exit status 1; a bad
@@ -16,8 +22,10 @@ file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
+import ipaddress
 import json
 import math
 import os
@@ -29,6 +37,10 @@ import subprocess
 import sys
 import time
 import tty
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
+from msgbench.hostagent import AgentClient, AgentError, run_delay_ns  # noqa: E402  (stdlib only)
 
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
@@ -68,6 +80,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout-s", type=float, default=300.0, help="bound of the whole trial")
     p.add_argument(
         "--client-json", help="accepted as every driver accepts it; redis-benchmark is the client"
+    )
+    p.add_argument("--impl-agent", help="the host agent of the server's host (ADDR:PORT)")
+    p.add_argument(
+        "--impl-host",
+        type=ipaddress.IPv4Address,
+        default=ipaddress.IPv4Address("127.0.0.1"),
+        help="the address the server listens on",
     )
     p.add_argument("server", nargs=argparse.REMAINDER, help="-- then the server's argv")
     args = p.parse_args(argv)
@@ -131,37 +150,118 @@ def proc_status_kb(pid: int, name: str) -> int:
     raise TrialError(f"/proc/{pid}/status has no {name}")
 
 
-def start_server(args: argparse.Namespace, log) -> subprocess.Popen:
-    try:
-        proc = subprocess.Popen(
-            args.server,
-            cwd=args.impl_cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            preexec_fn=pinned(args.impl_cpus),
-            start_new_session=True,
-        )
-    except OSError as e:
-        raise TrialError(f"cannot start the server {args.server[0]}: {e}") from None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            raise TrialError(f"the server exited with status {proc.returncode} at start-up")
+class LocalServer:
+    """The server as the driver's child: started pinned, measured from its process CPU clock
+    and /proc, stopped with SIGTERM."""
+
+    def __init__(self, args: argparse.Namespace, log) -> None:
         try:
-            socket.create_connection(("127.0.0.1", args.port), timeout=1).close()
-            return proc
-        except OSError:
-            if time.monotonic() > deadline:
+            self.proc = subprocess.Popen(
+                args.server,
+                cwd=args.impl_cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                preexec_fn=pinned(args.impl_cpus),
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise TrialError(f"cannot start the server {args.server[0]}: {e}") from None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if self.proc.poll() is not None:
                 raise TrialError(
-                    f"the server did not accept on port {args.port} within {READY_TIMEOUT_S:g} s"
-                ) from None
-            time.sleep(0.01)
+                    f"the server exited with status {self.proc.returncode} at start-up"
+                )
+            try:
+                socket.create_connection((str(args.impl_host), args.port), timeout=1).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TrialError(
+                        f"the server did not accept on port {args.port} within "
+                        f"{READY_TIMEOUT_S:g} s"
+                    ) from None
+                time.sleep(0.01)
+
+    def cpu_ns(self) -> int:
+        return process_cpu_ns(self.proc.pid)
+
+    def run_delay_ns(self) -> int:
+        return run_delay_ns(self.proc.pid)
+
+    def status_kb(self, name: str) -> int:
+        return proc_status_kb(self.proc.pid, name)
+
+    def ended(self) -> str | None:
+        """How it ended ('exited with status 1'), None while it runs."""
+        if self.proc.poll() is None:
+            return None
+        return f"exited with status {self.proc.returncode}"
+
+    def stop(self) -> int | None:
+        """SIGTERM, then its exit status; SIGKILL (and None) if it does not exit in time."""
+        proc = self.proc
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None
 
 
-def dbsize(port: int) -> int | None:
+class RemoteServer:
+    """The server on another host, started and measured there by its host agent (the same
+    clocks: its process CPU clock, VmHWM); its output goes to the agent's log."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        try:
+            self.agent = AgentClient(args.impl_agent)
+            self.agent.call(
+                "start",
+                argv=args.server,
+                cwd=args.impl_cwd,
+                cpus=args.impl_cpus,
+                log=os.path.basename(args.impl_stderr) if args.impl_stderr != os.devnull else None,
+            )
+            self.agent.call(
+                "ready", addr=str(args.impl_host), port=args.port, timeout_s=READY_TIMEOUT_S
+            )
+        except AgentError as e:
+            raise TrialError(f"the server: {e}") from None
+        self.host = self.agent.host
+
+    def _call(self, op: str, **fields) -> dict:
+        try:
+            return self.agent.call(op, **fields)
+        except AgentError as e:
+            raise TrialError(f"the server: {e}") from None
+
+    def cpu_ns(self) -> int:
+        return int(self._call("cpu")["cpu_ns"])
+
+    def run_delay_ns(self) -> int:
+        return int(self._call("cpu")["run_delay_ns"])
+
+    def status_kb(self, name: str) -> int:
+        reply = self._call("memory")
+        return int(reply["vmhwm_kb" if name == "VmHWM" else "vmrss_kb"])
+
+    def ended(self) -> str | None:
+        reply = self._call("status")
+        return None if reply["running"] else reply["exit"]["describe"]
+
+    def stop(self) -> int | None:
+        reply = self._call("stop", wait_s=STOP_TIMEOUT_S)
+        self.agent.close()
+        return reply["exit"]["code"] if reply["exited"] else None
+
+
+def dbsize(host: str, port: int) -> int | None:
     """DBSIZE over a plain socket; None if the reply is not an integer (e.g. the floor)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with socket.create_connection((host, port), timeout=10) as s:
         s.sendall(b"*1\r\n$6\r\nDBSIZE\r\n")
         reply = b""
         while not reply.endswith(b"\r\n"):
@@ -170,18 +270,6 @@ def dbsize(port: int) -> int | None:
                 break
             reply += chunk
     return int(reply[1:-2]) if reply.startswith(b":") else None
-
-
-def stop_server(proc: subprocess.Popen) -> int | None:
-    """SIGTERM, then its exit status; SIGKILL (and None) if it does not exit in time."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return None
 
 
 # -------------------------------------------------------------------------- the load generator
@@ -280,7 +368,7 @@ def stream_lines(
 
 
 def run_benchmark(
-    args: argparse.Namespace, timeout_s: float, server_pid: int
+    args: argparse.Namespace, timeout_s: float, server_cpu_ns
 ) -> tuple[dict, float, list[str]]:
     """(tests, load generator CPU seconds, argv). Fails on exit status or an Error line. The
     load generator's CPU is its rusage, read once it has exited and been reaped (wait4). Each
@@ -289,16 +377,14 @@ def run_benchmark(
     argv = [
         "redis-benchmark",
         "-h",
-        "127.0.0.1",
+        str(args.impl_host),
         "-p",
         str(args.port),
         "--csv",
         *shlex.split(args.bench),
     ]
-    start_ns = process_cpu_ns(server_pid)
-    lines, text_err, status = stream_lines(
-        argv, args.driver_cpus, timeout_s, lambda: process_cpu_ns(server_pid)
-    )
+    start_ns = server_cpu_ns()
+    lines, text_err, status = stream_lines(argv, args.driver_cpus, timeout_s, server_cpu_ns)
     usage = proc_usage_children()
     if status != 0 or "Error" in text_err:
         line = next((ln for ln in text_err.splitlines() if "rror" in ln), text_err[-300:])
@@ -356,21 +442,25 @@ def requests_per_test(bench: str) -> int:
 def trial(args: argparse.Namespace) -> dict:
     started = time.monotonic()
     proc_usage_children()  # baseline for the load generator's CPU
-    with open(args.impl_stderr, "ab") as log:
-        server = start_server(args, log)
+    # A remote server's output goes to its agent's log, on its own host.
+    local_log = contextlib.nullcontext() if args.impl_agent else open(args.impl_stderr, "ab")
+    with local_log as log:
+        server = RemoteServer(args) if args.impl_agent else LocalServer(args, log)
         try:
-            rss_ready = proc_status_kb(server.pid, "VmRSS")
+            rss_ready = server.status_kb("VmRSS")
             # The window: from just before the load to just after it, the server alive at both.
-            cpu_before = process_cpu_ns(server.pid)
+            delay_before = server.run_delay_ns()
+            cpu_before = server.cpu_ns()
             left = args.timeout_s - (time.monotonic() - started)
-            tests, client_cpu, bench_argv = run_benchmark(args, left, server.pid)
-            cpu_s = (process_cpu_ns(server.pid) - cpu_before) / 1e9
-            peak = proc_status_kb(server.pid, "VmHWM")
-            keys = dbsize(args.port) if args.count_keys else None
-            if server.poll() is not None:
-                raise TrialError(f"the server exited with status {server.returncode} under load")
+            tests, client_cpu, bench_argv = run_benchmark(args, left, server.cpu_ns)
+            cpu_s = (server.cpu_ns() - cpu_before) / 1e9
+            delay_s = (server.run_delay_ns() - delay_before) / 1e9
+            peak = server.status_kb("VmHWM")
+            keys = dbsize(str(args.impl_host), args.port) if args.count_keys else None
+            if ended := server.ended():
+                raise TrialError(f"the server {ended} under load")
         finally:
-            status = stop_server(server)
+            status = server.stop()
     if status is None:
         raise TrialError(f"the server did not exit within {STOP_TIMEOUT_S:g} s of SIGTERM")
     if status != 0:
@@ -384,7 +474,11 @@ def trial(args: argparse.Namespace) -> dict:
         "maxrss_kb": peak,
         "exit_status": status,
         "rss_ready_kb": rss_ready,
+        # What other processes on its CPUs took from it while it was loaded (docs/hosts.md).
+        "run_delay_us_per_op": delay_s * 1e6 / requests,
     }
+    if isinstance(server, RemoteServer):
+        impl_doc["host"] = server.host
     if args.count_keys:
         impl_doc["keys"] = keys
         if keys:

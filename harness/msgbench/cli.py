@@ -17,7 +17,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import aa, budget, paths, pipeline, registry, runner, sanitize, store, verify
+from . import (
+    aa,
+    budget,
+    hostagent,
+    hostsfile,
+    paths,
+    pipeline,
+    registry,
+    runner,
+    sanitize,
+    store,
+    verify,
+)
 from . import build as builder
 from . import doctor as doctor_mod
 from . import metrics as code_metrics
@@ -331,6 +343,13 @@ plan_opt = click.option(
     help="instructions: the implementation's instructions per operation under valgrind, in the "
     "single-connection scenarios marked in workload.toml",
 )
+@click.option(
+    "--hosts",
+    "hosts_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="hosts.toml: which host each role of a trial runs on (docs/hosts.md); default: this "
+    "machine's process tree",
+)
 def bench(
     workload: str | None,
     scenario: tuple[str, ...],
@@ -342,6 +361,7 @@ def bench(
     seed: int | None,
     plan_only: bool,
     measure: str,
+    hosts_path: Path | None,
 ) -> None:
     """Build, verify, then measure; write results/<run-id>/ and store the run.
 
@@ -363,6 +383,7 @@ def bench(
         build=not no_build,
         command="msgbench " + shlex.join(sys.argv[1:]),
         measure=measure,
+        hosts_file=_hosts_file(hosts_path),
     )
     outcome = run_bench(request, plan_only)
     if outcome is None:
@@ -373,6 +394,16 @@ def bench(
     out.print(f"results: {paths.rel(outcome.json_file)}")
     out.print(f"report:  {paths.rel(outcome.run_dir / 'report.html')}")
     sys.exit(outcome.exit_code)
+
+
+def _hosts_file(path: Path | None) -> hostsfile.HostsFile | None:
+    """--hosts, read and checked (a usage error names the field)."""
+    if path is None:
+        return None
+    try:
+        return hostsfile.load(path)
+    except hostsfile.HostsFileError as e:
+        raise usage_error(str(e)) from None
 
 
 def run_bench(request: pipeline.BenchRequest, plan_only: bool) -> pipeline.Outcome | None:
@@ -743,6 +774,46 @@ def publish_cmd(run: str | None) -> None:
     except publish.PublishError as e:
         raise usage_error(str(e)) from None
     out.print(f"published {done.run_id}: {paths.rel(done.folder)} ({done.size / 1024:.0f} KiB)")
+
+
+@app.group("cluster")
+def cluster_cmd() -> None:
+    """A two-node Ray cluster on this machine: the head here, a worker in a network namespace
+    of its own (docs/hosts.md). `up` writes build/cluster/roles.toml and sweep.toml, hosts files
+    for `bench --hosts`."""
+
+
+@cluster_cmd.command("up")
+@click.option(
+    "--ray-cpus",
+    default="0",
+    show_default=True,
+    help="CPUs Ray's own processes are pinned to (keep them off the implementation's)",
+)
+def cluster_up(ray_cpus: str) -> None:
+    """Start the two-node cluster (stopping any earlier one first)."""
+    from . import raycluster
+
+    try:
+        cpus = sorted(hostagent.cpu_list(ray_cpus))
+        described = raycluster.up(cpus)
+    except ValueError:
+        raise usage_error(f"--ray-cpus: not a CPU list: {ray_cpus!r}") from None
+    except raycluster.ClusterError as e:
+        raise usage_error(f"cluster up: {e}") from None
+    out.print(f"cluster at {described['address']}: head {described['head']}, worker "
+              f"{described['worker']} (namespace {described['worker_netns']})")  # fmt: skip
+    for name in ("roles.toml", "sweep.toml"):
+        out.print(f"hosts file: {paths.rel(raycluster.STATE / name)}")
+
+
+@cluster_cmd.command("down")
+def cluster_down() -> None:
+    """Stop the cluster's processes and delete its namespace."""
+    from . import raycluster
+
+    raycluster.down()
+    out.print("cluster stopped")
 
 
 @app.command("fuzz")

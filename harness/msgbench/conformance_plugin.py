@@ -65,12 +65,10 @@ class AdhocImpl:
     id: str = ADHOC
     built: bool = True
 
-    def argv(self, port: int | None = None) -> list[str]:
-        if port is None:
-            return list(self.run_argv)
-        return [a.replace("{port}", str(port)) for a in self.run_argv]
+    def argv(self, port: int | None = None, host: str = registry.LOOPBACK) -> list[str]:
+        return registry.fill(list(self.run_argv), port, host)
 
-    def client_argv(self, port: int | None = None) -> list[str]:
+    def client_argv(self, port: int | None = None, host: str = registry.LOOPBACK) -> list[str]:
         return []
 
     def cwd(self) -> str:

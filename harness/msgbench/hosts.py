@@ -29,6 +29,7 @@ from . import topology
 from .topology import Host
 
 TOPOLOGIES = ("loopback", "netns")
+LOOPBACK = "127.0.0.1"  # where a server listens unless its trial's hosts say otherwise
 
 
 class HostsError(ValueError):

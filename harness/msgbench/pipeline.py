@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +28,9 @@ from . import (
 from . import build as builder
 from . import instructions as counts
 from . import metrics as code_metrics
+from .hostsfile import HostsFile
 from .registry import Impl, ManifestError
+from .sites import SiteError, Sites, open_sites
 
 PROFILES = ("smoke", "quick", "full")
 MEASURES = counts.MEASURES  # what a trial measures: time, or instructions under valgrind
@@ -51,6 +54,9 @@ class BenchRequest:
     # The seed's-build variants (`<impl>-seedbuild`) join the plan's scenarios they are made
     # for: `msgbench seeds` only (they exist for its section); --impl can still name one.
     seed_builds: bool = False
+    # --hosts FILE: which host each role of a trial runs on (docs/hosts.md); None: this
+    # machine's process tree, as always.
+    hosts_file: HostsFile | None = None
 
 
 @dataclass
@@ -180,7 +186,9 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     log_dir = run_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
 
-    all_trials = runner.planned_trials(bp.plan, req.profile)
+    # The hosts file as planning sees it (nothing made yet): which trials it rules out.
+    planning = Sites(req.hosts_file, {}, "") if req.hosts_file else None
+    all_trials = runner.planned_trials(bp.plan, req.profile, planning)
     est = budget.estimate(bp.plan, req.profile, all_trials)
     hooks.planned(run_id, bp, est, len(all_trials))
 
@@ -199,7 +207,7 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
         verify_seconds[w.name] = {i.id: per_impl for i in suites}
 
     measurable = [(w, ss, [i for i in ii if verdicts[(w.name, i.id)].ok]) for w, ss, ii in bp.plan]
-    trials = runner.planned_trials(measurable, req.profile)
+    trials = runner.planned_trials(measurable, req.profile, planning)
     estimates = budget.estimate(measurable, req.profile, trials, verify=False)
     eta = budget.Eta(estimates.trials)
     trial_seconds: dict[str, dict[str, dict[str, list[float]]]] = {}
@@ -216,17 +224,29 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
 
     # The machine's load before and during the trials (run.load); stopped whatever happens.
     watch = loadwatch.LoadWatch(loadwatch.watched_cpus(bp.where.as_json()))
+    hosts_record = None
     try:
         watch.start()
-        measured = runner.measure(
-            measurable,
-            req.profile,
-            bp.where,
-            log_dir,
-            seed=req.seed,
-            on_trial=on_trial,
-            quantity=req.measure,
-        )
+        with ExitStack() as stack:
+            opened = None
+            if req.hosts_file is not None:
+                try:
+                    opened = stack.enter_context(open_sites(req.hosts_file))
+                except SiteError as e:
+                    raise PlanError(str(e)) from None
+                hosts_record = {"file": req.hosts_file.as_json(), "hosts": opened.describe()}
+            measured = runner.measure(
+                measurable,
+                req.profile,
+                bp.where,
+                log_dir,
+                seed=req.seed,
+                on_trial=on_trial,
+                quantity=req.measure,
+                sites=opened,
+            )
+            if opened is not None and hosts_record is not None:
+                hosts_record["cluster_processes"] = opened.costs()
     finally:
         load = watch.stop()
     hooks.finished_measuring()
@@ -235,6 +255,8 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
 
     doc = assemble(bp, run_id, started, commit, dirty, measured, verdicts)
     doc["run"]["load"] = load
+    if hosts_record is not None:  # where the roles ran, each host's fingerprint (docs/hosts.md)
+        doc["run"]["hosts"] = hosts_record
     doc["durations"] = {"trials": trial_seconds, "verify": verify_seconds}
     from .robustness import evidence
 

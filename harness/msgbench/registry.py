@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import hosts, paths, profiles
-from .hosts import HostsSpec
+from .hosts import LOOPBACK, HostsSpec
 from .instructions import METRIC as INSTRUCTIONS_METRIC
 from .instructions import METRIC_DEF as INSTRUCTIONS_METRIC_DEF
 from .instructions import Counting
@@ -55,14 +55,23 @@ def template_vars(
         # The venv interpreter without profiles.toml's -S, for implementations that import
         # declared third-party packages (e.g. uvloop); they add their own flags.
         "venv_python": str(paths.VENV_PYTHON),
-        # Server workloads: the port is chosen per launch; left as is until then.
+        # Server workloads: the port is chosen per launch, the address it listens on is its
+        # host's (127.0.0.1 unless the trial's hosts put it elsewhere: docs/hosts.md); both
+        # are left as they are until then.
         "port": "{port}",
+        "host": "{host}",
     }
     if impl_dir is not None:
         values["impl_dir"] = str(impl_dir)
     if workload is not None:
         values.update(workload.template_values)
     return values
+
+
+def fill(argv: list[str], port: int | None, host: str = LOOPBACK) -> list[str]:
+    """A server's argv with its `{host}` (and, when given, `{port}`) filled in."""
+    out = [a.replace("{host}", host) for a in argv]
+    return out if port is None else [a.replace("{port}", str(port)) for a in out]
 
 
 def expand(argv: list[str], values: dict) -> list[str]:
@@ -135,19 +144,21 @@ class Impl:
     def name(self) -> str:
         return f"{self.workload}/{self.id}"
 
-    def argv(self, port: int | None = None) -> list[str]:
-        """The command line; for a server, `port` fills the `{port}` placeholder."""
-        argv = expand(self.run["argv"], self._vars())
-        if port is not None:
-            argv = [a.replace("{port}", str(port)) for a in argv]
-        return argv
+    def argv(self, port: int | None = None, host: str = LOOPBACK) -> list[str]:
+        """The command line; for a server, `port` fills the `{port}` placeholder (left as is
+        when None) and `host` the `{host}` one (the address it listens on)."""
+        return fill(expand(self.run["argv"], self._vars()), port, host)
 
-    def client_argv(self, port: int | None = None) -> list[str]:
-        """The implementation's own client program ([run] client_argv), [] if it has none."""
-        argv = expand(self.run.get("client_argv", []), self._vars())
-        if port is not None:
-            argv = [a.replace("{port}", str(port)) for a in argv]
-        return argv
+    def client_argv(self, port: int | None = None, host: str = LOOPBACK) -> list[str]:
+        """The implementation's own client program ([run] client_argv), [] if it has none;
+        `host` is the server's address it connects to."""
+        return fill(expand(self.run.get("client_argv", []), self._vars()), port, host)
+
+    @property
+    def listens_on_host(self) -> bool:
+        """Whether its argv takes the address it listens on ({host}): only such a server can
+        run on a host other than its driver's (docs/hosts.md)."""
+        return any("{host}" in a for a in self.run.get("argv", []))
 
     def cwd(self) -> str:
         if self.absent:

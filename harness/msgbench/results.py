@@ -204,7 +204,16 @@ def result_rows(
                 "reason": "",
             }
         )
+        by_node = _node_samples(docs, d["field"])
+        if by_node:  # a sweep over several nodes (docs/hosts.md): each node's own samples
+            rows[-1]["nodes"] = by_node
     return rows
+
+
+def _node_samples(docs: list[dict], dotted: str) -> dict[str, list[float]]:
+    """{node: samples} of a sweep's trials, in the sweep's order of nodes; {} without one."""
+    nodes = list(dict.fromkeys(d["_node"] for d in docs if d.get("_node")))
+    return {n: metric_samples([d for d in docs if d.get("_node") == n], dotted) for n in nodes}
 
 
 def metric_samples(docs: list[dict], dotted: str) -> list[float]:

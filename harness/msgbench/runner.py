@@ -10,9 +10,11 @@ implementation per scenario also runs under a twin's label in the same rounds: t
 
 from __future__ import annotations
 
+import functools
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 from . import aa, instructions, machine, registry, trials
 from .hosts import TrialHosts
 from .registry import Impl, Scenario, Workload
+from .sites import Sites
 from .topology import TopologyError
 from .trials import TrialFailed
 
@@ -90,9 +93,11 @@ def run_trial(
     log_dir: Path,
     hosts: TrialHosts | None = None,
     quantity: str = "time",
+    sites: Sites | None = None,
 ) -> dict:
     """Run one trial; return the driver's JSON document or raise TrialFailed. quantity
-    "instructions": the implementation's instructions per operation (msgbench.instructions)."""
+    "instructions": the implementation's instructions per operation (msgbench.instructions).
+    sites: the hosts of a hosts file, where the trial's roles run (docs/hosts.md)."""
     ctx = trials.TrialContext(
         workload=w,
         scenario=s,
@@ -102,11 +107,14 @@ def run_trial(
         log_dir=log_dir,
         timeout_s=int(w.profiles.get("trial_timeout_s", DEFAULT_TRIAL_TIMEOUT_S)),
         hosts=hosts,
+        sites=sites,
     )
     kind = trial_kind(w, s)
     doc = instructions.measure_trial(kind, ctx) if quantity == "instructions" else kind.run(ctx)
     if hosts is not None:
         doc.setdefault("hosts", hosts.description)
+    if sites is not None:  # which host of the run's hosts file each role ran on
+        doc["roles"] = dict(sites.file.roles)
     return doc
 
 
@@ -137,11 +145,14 @@ class TrialDone:
 Plan = list[tuple[Workload, list[Scenario], list[Impl]]]
 
 
-def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], dict[str, str]]:
+def runnable(
+    w: Workload, s: Scenario, impls: list[Impl], sites: Sites | None = None
+) -> tuple[list[Impl], dict[str, str]]:
     """The implementations a scenario can measure, and why each other one is skipped."""
     skipped: dict[str, str] = {}
-    missing = w.drivers[s.driver].missing() if s.driver else []
     kind = trial_kind(w, s)
+    apart = _apart_reason(w, s, kind, sites)
+    missing = w.drivers[s.driver].missing() if s.driver else []
     no_hosts = s.hosts.unavailable_reason() if s.hosts else None
     for impl in impls:
         if impl.absent:  # no program in this language (impl.toml `absent`): said once, not faked
@@ -155,9 +166,33 @@ def runnable(w: Workload, s: Scenario, impls: list[Impl]) -> tuple[list[Impl], d
             skipped[impl.id] = f"{', '.join(missing)} not installed (run `make setup`)"
         elif s.own_client and not impl.client_argv():  # e.g. comm's floor brings no client
             skipped[impl.id] = "has no client program"
+        elif apart:
+            skipped[impl.id] = apart
+        elif sites and sites.file.split and not impl.listens_on_host:
+            skipped[impl.id] = (
+                "listens on 127.0.0.1 only (its argv has no {host}): it cannot be reached from "
+                "the driver's host"
+            )
         elif why := kind.runnable(impl, s):
             skipped[impl.id] = why
     return [i for i in impls if i.id not in skipped], skipped
+
+
+def _apart_reason(w: Workload, s: Scenario, kind, sites: Sites | None) -> str | None:
+    """Why a scenario cannot run under the hosts file's roles, or None."""
+    if sites is None:
+        return None
+    if s.hosts is not None and sites.file.kind != "local":
+        return (
+            f"the scenario makes its own {s.hosts.topology} hosts on the runner's machine; "
+            "it runs without a hosts file"
+        )
+    if sites.file.split and not kind.splits:
+        return (
+            f"its trials ({kind.name}) start the implementation as the driver's own child; "
+            "it cannot run on another host"
+        )
+    return None
 
 
 def measure(
@@ -168,16 +203,18 @@ def measure(
     seed: int | None = None,
     on_trial: Callable[[TrialDone], None] | None = None,
     quantity: str = "time",
+    sites: Sites | None = None,
 ) -> Measurements:
     """Run every scenario of the plan: round 0 is the warm-up, then `repetitions` rounds.
-    quantity: what a trial measures, "time" (the driver's figures) or "instructions"."""
+    quantity: what a trial measures, "time" (the driver's figures) or "instructions".
+    sites: the hosts of a hosts file, where each trial's roles run (docs/hosts.md)."""
     rng = random.Random(seed)
     out = Measurements()
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
         for w, scenarios, impls in plan:
             for s in scenarios:
-                chosen, skipped = runnable(w, s, impls)
+                chosen, skipped = runnable(w, s, impls, sites)
                 for impl_id, why in skipped.items():
                     out.skipped[(w.name, s.name, impl_id)] = why
                 if not chosen:
@@ -186,22 +223,55 @@ def measure(
                 if pair:
                     out.aa[(w.name, s.name)] = pair
                 with _scenario_hosts(s) as hosts_or_failure:
-                    _rounds(
-                        w,
-                        s,
-                        chosen,
-                        profile,
-                        where,
-                        log_dir,
-                        rng,
-                        out,
-                        on_trial,
-                        hosts_or_failure,
-                        quantity,
-                    )
+                    run = functools.partial(_rounds, w, s, chosen, profile, where, log_dir)
+                    if sites is not None and sites.file.sweep:
+                        _sweep(run, w.repetitions(profile), rng, out, on_trial, hosts_or_failure,
+                               quantity, sites)  # fmt: skip
+                    else:
+                        reps = range(w.repetitions(profile) + 1)
+                        run(rng, out, on_trial, hosts_or_failure, quantity, sites, reps)
     except KeyboardInterrupt:
         out.interrupted = True
     return out
+
+
+def _sweep(
+    run: Callable[..., None],
+    reps: int,
+    rng: random.Random,
+    out: Measurements,
+    on_trial: Callable[[TrialDone], None] | None,
+    hosts: TrialHosts | str | None,
+    quantity: str,
+    sites: Sites,
+) -> None:
+    """A scenario's rounds spread over the sweep's nodes (docs/hosts.md): node i measures
+    rounds i+1, i+1+N, ... complete (every implementation, the floor among them, in a freshly
+    shuffled order), after a warm-up round of its own, so that its ratios are read within it.
+    Concurrent nodes measure at the same time (separate machines); otherwise they take turns."""
+    nodes = sites.file.sweep
+    share = {
+        node: [0, *(r for r in range(1, reps + 1) if (r - 1) % len(nodes) == i)]
+        for i, node in enumerate(nodes)
+    }
+    seeds = {node: rng.getrandbits(64) for node in nodes}
+
+    def on(node: str) -> None:
+        run(random.Random(seeds[node]), out, on_trial, hosts, quantity, sites.on(node),
+            share[node], node)  # fmt: skip
+
+    if not sites.file.concurrent:
+        for node in nodes:
+            on(node)
+        return
+    with ThreadPoolExecutor(len(nodes), thread_name_prefix="sweep") as pool:
+        futures = [pool.submit(on, node) for node in nodes]
+        try:
+            for f in futures:
+                f.result()
+        except KeyboardInterrupt:
+            out.interrupted = True  # the nodes stop before their next trial
+            raise
 
 
 @contextmanager
@@ -235,22 +305,25 @@ def _rounds(
     on_trial: Callable[[TrialDone], None] | None,
     hosts: TrialHosts | str | None,
     quantity: str = "time",
+    sites: Sites | None = None,
+    rounds: Sequence[int] = (),
+    node: str | None = None,
 ) -> None:
-    """One scenario's rounds: round 0 is the discarded warm-up, then `repetitions` rounds, each
-    in a freshly shuffled order of implementations."""
-    reps = w.repetitions(profile)
-    for round_no in range(reps + 1):
+    """Some of one scenario's rounds (all of them without a sweep): round 0 is the discarded
+    warm-up, then the measured rounds, each in a freshly shuffled order of implementations.
+    node: the sweep's node that measures them (recorded in each trial)."""
+    for at, round_no in enumerate(rounds):
         order = list(chosen)
         rng.shuffle(order)
         for impl in order:
             key = (w.name, s.name, impl.id)
-            if key in out.failures:
+            if key in out.failures or out.interrupted:
                 continue
             started = time.monotonic()
             try:
                 if isinstance(hosts, str):  # the hosts could not be made: say why, per trial
                     raise TrialFailed(hosts)
-                doc = run_trial(w, s, impl, profile, where, log_dir, hosts, quantity)
+                doc = run_trial(w, s, impl, profile, where, log_dir, hosts, quantity, sites)
             except TrialFailed as e:
                 out.failures[key] = f"round {round_no}: {e}"
             else:
@@ -258,6 +331,8 @@ def _rounds(
                 if round_no > 0:  # round 0 is the discarded warm-up
                     doc["_round"] = round_no
                     doc["_time"] = time.time()
+                    if node is not None:
+                        doc["_node"] = node
                     out.docs.setdefault(key, []).append(doc)
             if on_trial:
                 failed = key in out.failures
@@ -268,18 +343,20 @@ def _rounds(
                         impl.id,
                         time.monotonic() - started,
                         failed,
-                        reps - round_no if failed else 0,
+                        len(rounds) - at - 1 if failed else 0,
                     )
                 )
 
 
-def planned_trials(plan: Plan, profile: str) -> list[tuple[Workload, Scenario, Impl]]:
+def planned_trials(
+    plan: Plan, profile: str, sites: Sites | None = None
+) -> list[tuple[Workload, Scenario, Impl]]:
     """Every trial the plan will run (warm-up rounds and the A/A twin's included), in no
     particular order."""
     out = []
     for w, scenarios, impls in plan:
         for s in scenarios:
-            chosen, _ = aa.with_twin(w, runnable(w, s, impls)[0])
+            chosen, _ = aa.with_twin(w, runnable(w, s, impls, sites)[0])
             out += [(w, s, i) for i in chosen for _ in range(w.repetitions(profile) + 1)]
     return out
 

@@ -2,8 +2,9 @@
 by the conformance suites of the server workloads: redis, comm).
 
 Every server (the implementation and the redis-server reference alike) is started from its
-manifest's argv with `{port}` filled in, stdout and stderr going to a log file (a chatty
-server can never block on a full pipe). Ready = the port accepts a connection.
+manifest's argv with `{port}` and `{host}` filled in (the address it listens on: 127.0.0.1, or
+another loopback address for the tests of `--host`), stdout and stderr going to a log file (a
+chatty server can never block on a full pipe). Ready = the port accepts a connection.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def free_port() -> int:
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """How to start one implementation: its manifest argv (with `{port}`) and cwd."""
+    """How to start one implementation: its manifest argv (with `{port}`, and `{host}` where it
+    takes the address it listens on) and cwd."""
 
     id: str
     argv: tuple[str, ...]
@@ -42,13 +44,18 @@ class ServerSpec:
 
 
 class Server:
-    """A running server process on 127.0.0.1:port."""
+    """A running server process on host:port (127.0.0.1 unless asked otherwise)."""
 
-    def __init__(self, spec: ServerSpec, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, spec: ServerSpec, extra_args: tuple[str, ...] = (), host: str = "127.0.0.1"
+    ) -> None:
         self.spec = spec
+        self.host = host
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix=f"server-{spec.id}-", suffix=".log")
-        argv = [a.replace("{port}", str(self.port)) for a in spec.argv] + list(extra_args)
+        argv = [
+            a.replace("{port}", str(self.port)).replace("{host}", host) for a in spec.argv
+        ] + list(extra_args)
         self.proc = subprocess.Popen(
             argv,
             cwd=spec.cwd,
@@ -76,12 +83,15 @@ class Server:
                     + self.log_tail()
                 )
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                socket.create_connection((self.host, self.port), timeout=1).close()
                 return
             except OSError:
                 time.sleep(0.02)
+        tail = self.log_tail()
         self.kill()
-        raise AssertionError(f"{self.spec.id} did not accept on port {self.port} in time")
+        raise AssertionError(
+            f"{self.spec.id} did not accept on {self.host}:{self.port} in time:\n{tail}"
+        )
 
     def alive(self) -> bool:
         return self.proc.poll() is None

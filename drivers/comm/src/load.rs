@@ -58,6 +58,8 @@ pub struct Plan {
     /// Stream mode: bytes of whole frames per `writev` (0: one frame per write).
     pub coalesce: usize,
     pub port: u16,
+    /// The server's address (--impl-host).
+    pub host: Ipv4Addr,
     pub deadline: Instant,
 }
 
@@ -74,7 +76,7 @@ pub struct Outcome {
 }
 
 pub fn run(plan: &Plan, tape: Tape) -> Result<Outcome> {
-    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, plan.port));
+    let address = SocketAddr::from((plan.host, plan.port));
     let mut streams = Vec::new();
     for client in 0..plan.clients {
         let left = plan.deadline.saturating_duration_since(Instant::now());

@@ -39,29 +39,32 @@ fn run(args: &Args) -> Result<report::Report> {
 
     // The server first, so that without --impl-cpus it gets the driver's original mask.
     let mut server = Server::start(common, impl_cpus)?;
-    server.wait_ready(args.port(), deadline)?;
+    server.wait_ready(common.impl_host, args.port(), deadline)?;
     // The load threads and the client program inherit the driver's mask.
     common.pin_driver()?;
 
     // The window: from just before the load to just after it, both ends read from the
-    // server's process CPU clock while it runs.
-    let cpu_before = server.running().cpu_time()?;
+    // server's process CPU clock (and run delay) while it runs.
+    let before = server.served().read()?;
     let loaded = match tape {
         Some(tape) => load::run(&plan(args, deadline), tape).map(Loaded::Neutral),
         None => own_load(args, deadline).map(Loaded::Own),
     };
     let loaded = loaded.map_err(|failure| server.explain(failure))?;
-    server.running_mut().check_running()?;
-    let cpu = server.running().cpu_time()?.saturating_sub(cpu_before);
-    let maxrss_kb = server.running().peak_rss_kb()?;
-    let exit = server.stop()?;
+    server.served().check_running()?;
+    let spent = server.served().read()?.since(&before);
+    let maxrss_kb = server.served().peak_rss_kb()?;
+    let host = server.served().host().cloned();
+    let exit_status = server.stop()?;
     Ok(report::build(
         args,
         &loaded,
         &ServerMeasure {
-            cpu,
+            cpu: spent.cpu,
+            run_delay: spent.run_delay,
             maxrss_kb,
-            exit_status: exit.code(),
+            exit_status,
+            host,
         },
     ))
 }
@@ -78,6 +81,7 @@ fn plan(args: &Args, deadline: Instant) -> load::Plan {
         kind: args.kind,
         coalesce: args.coalesce_bytes(),
         port: args.port(),
+        host: args.common.impl_host,
         deadline,
     }
 }

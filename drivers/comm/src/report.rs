@@ -5,7 +5,7 @@ use crate::load;
 use crate::own;
 use driver_kit::clock::CpuClock;
 use driver_kit::percentiles::{rate, round, Percentiles};
-use driver_kit::usage::{ImplUsage, LoadGenerator, NoExtra, Placement};
+use driver_kit::usage::{ImplUsage, LoadGenerator, Placement};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -41,7 +41,7 @@ pub struct Report {
     /// (its process CPU clock), over every message it echoed in that window (warm-up
     /// included); VmHWM read just before SIGTERM; its exit status (always 0 in a result).
     #[serde(rename = "impl")]
-    usage: ImplUsage<NoExtra>,
+    usage: ImplUsage<ServerExtra>,
     /// The driver's threads (their CPU while the load ran) or the client program (its CPU
     /// over its whole run, wait4); without cpu_clock.
     load_generator: LoadGenerator,
@@ -69,8 +69,22 @@ pub enum Loaded {
 /// What the server's side of the trial measured.
 pub struct ServerMeasure {
     pub cpu: Duration,
+    /// The time its threads waited for a CPU in the same window (drivers/kit served.rs).
+    pub run_delay: Duration,
     pub maxrss_kb: u64,
     pub exit_status: i32,
+    /// Its host as its agent describes it, when it ran on another host (docs/hosts.md).
+    pub host: Option<Value>,
+}
+
+/// The server's fields beyond the contract's.
+#[derive(Serialize)]
+pub struct ServerExtra {
+    /// Run delay in µs over the same messages as cpu_us_per_op: what other processes on its
+    /// CPUs took from it while it was loaded.
+    run_delay_us_per_op: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<Value>,
 }
 
 pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
@@ -140,7 +154,13 @@ pub fn build(args: &Args, loaded: &Loaded, server: &ServerMeasure) -> Report {
             echoed,
             Some(server.maxrss_kb),
             server.exit_status,
-            NoExtra {},
+            ServerExtra {
+                run_delay_us_per_op: round(
+                    server.run_delay.as_secs_f64() * 1e6 / echoed.max(1) as f64,
+                    4,
+                ),
+                host: server.host.clone(),
+            },
         ),
         load_generator,
         port: args.port(),
@@ -158,8 +178,10 @@ mod tests {
     fn server() -> ServerMeasure {
         ServerMeasure {
             cpu: Duration::from_millis(80),
+            run_delay: Duration::from_millis(16),
             maxrss_kb: 5120,
             exit_status: 0,
+            host: None,
         }
     }
 
@@ -189,7 +211,7 @@ mod tests {
         assert_eq!(
             json["impl"],
             json!({"cpu_s": 0.08, "cpu_clock": "process-cpu-clock", "cpu_us_per_op": 5.0,
-                   "maxrss_kb": 5120, "exit_status": 0})
+                   "maxrss_kb": 5120, "exit_status": 0, "run_delay_us_per_op": 1.0})
         );
         assert!(json.get("server").is_none());
         assert_eq!(

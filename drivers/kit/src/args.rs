@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! DRIVER SCENARIO_ARGS [--driver-cpus LIST] [--impl-cpus LIST] [--impl-stderr FILE]
-//!        [--timeout-s N] [--impl-cwd DIR] [--port N] [--client-json JSON_ARRAY] -- IMPL_ARGV...
+//!        [--timeout-s N] [--impl-cwd DIR] [--port N] [--client-json JSON_ARRAY]
+//!        [--impl-agent ADDR:PORT] [--impl-host ADDR] -- IMPL_ARGV...
 //! ```
 //!
 //! A driver puts [`CommonArgs`] in its own clap struct with `#[command(flatten)]` and adds its
@@ -12,6 +13,7 @@ use crate::affinity::CpuSet;
 use crate::error::{Failure, Result};
 use serde::Serialize;
 use std::ffi::OsString;
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -46,6 +48,15 @@ pub struct CommonArgs {
     /// the driver's help says); drivers whose implementation does not listen ignore it
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
+
+    /// The host agent of the implementation's host, when it runs on another host than the
+    /// driver (docs/hosts.md): the agent starts and measures it; default: the driver starts it
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub impl_agent: Option<String>,
+
+    /// The address the implementation listens on (its host's; given in IMPL_ARGV too)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub impl_host: Ipv4Addr,
 
     /// The implementation's own client program as a JSON list of strings, e.g.
     /// '["/path/client","--port","7600"]'; drivers that run no client program ignore it
@@ -215,6 +226,10 @@ mod tests {
         assert_eq!(c.impl_cwd, Some(PathBuf::from("/tmp")));
         assert_eq!((c.timeout_s, c.port), (5.0, Some(7600)));
         assert_eq!(c.impl_argv, ["/bin/impl", "a", "-b"]);
+        assert_eq!(
+            (c.impl_host, c.impl_agent.as_deref()),
+            (Ipv4Addr::LOCALHOST, None)
+        );
         let (program, rest) = c.program().unwrap();
         assert_eq!((program.to_str(), rest.len()), (Some("/bin/impl"), 2));
         assert_eq!(
@@ -232,6 +247,12 @@ mod tests {
         assert_eq!(d.common.driver_cpus, None);
         assert_eq!(d.common.client_argv(), Ok(None));
         assert!(d.common.impl_set().unwrap().is_none());
+
+        let remote =
+            parse("d --size 1 --impl-agent 10.0.0.3:4000 --impl-host 10.0.0.3 -- x").unwrap();
+        assert_eq!(remote.common.impl_agent.as_deref(), Some("10.0.0.3:4000"));
+        assert_eq!(remote.common.impl_host, Ipv4Addr::new(10, 0, 0, 3));
+        assert!(parse("d --size 1 --impl-host nope -- x").is_err());
 
         // Gone: the old nativemsg names.
         assert!(parse("d --size 1 --host-cpus 1 -- x").is_err());

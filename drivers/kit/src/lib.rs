@@ -9,6 +9,9 @@
 //! - [`running`]: the implementation's long-lived process (a server, a node) while the trial
 //!   measures it: its CPU clock and peak RSS, a check that it still runs, how it ended, its
 //!   clean stop; every failure names it and its log.
+//! - [`remote`]: the implementation on another host, started and measured by the host agent
+//!   there (`--impl-agent`, docs/hosts.md).
+//! - [`served`]: either of them behind one type, so a driver asks the same questions of both.
 //! - [`client`]: running the implementation's own client program (`--client-json`) on the
 //!   driver's side within the deadline, what it cost (wall time, wait4's user and system CPU)
 //!   and the one JSON object it prints.
@@ -32,7 +35,9 @@ pub mod output;
 pub mod percentiles;
 pub mod poll;
 pub mod process;
+pub mod remote;
 pub mod running;
+pub mod served;
 pub mod testing;
 pub mod usage;
 

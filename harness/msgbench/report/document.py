@@ -20,6 +20,7 @@ from .sections import (
     families,
     instructions,
     matrices,
+    nodes,
     noise,
     ratio_charts,
     robustness,
@@ -144,6 +145,11 @@ def _workload(doc: Doc, results: dict, wl: dict, with_charts: bool) -> None:
     if scaling:
         doc.heading(3, "Scaling", slug(name, "scaling"))
         doc.blocks.extend(scaling)
+
+    by_node = nodes.nodes(wl, impls, outcomes)
+    if by_node:
+        doc.heading(3, "Nodes", slug(name, "nodes"))
+        doc.blocks.extend(by_node)
 
     ratios = ratio_charts.ratio_charts(wl, impls, outcomes, with_charts)
     if ratios:

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # the registry imports this package: type names only, no impo
     from ..hosts import TrialHosts
     from ..registry import Impl, Scenario, Workload
     from ..runner import Placement
+    from ..sites import Site, Sites
+
+from ..hostagent import TOKEN_ENV
 
 DRIVER_GRACE_S = 30  # beyond the trial timeout: the driver's own bounded clean-up
 
@@ -53,6 +56,24 @@ class TrialContext:
     # Wraps the implementation's argv (e.g. under valgrind); every kind starts the
     # implementation through impl_argv(), so a wrapper reaches it whatever the kind.
     wrap: Callable[[list[str]], list[str]] | None = None
+    # The hosts of a hosts file (docs/hosts.md): where the driver runs, and where the
+    # implementation runs when that is another host (its agent starts it there).
+    sites: Sites | None = None
+
+    def split(self) -> tuple[Site, Site] | None:
+        """(driver's host, implementation's host) when they differ; None otherwise."""
+        if self.sites is None or not self.sites.file.split:
+            return None
+        return self.sites.role("driver"), self.sites.role("impl")
+
+    def cpus(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The driver's and the implementation's CPUs: the placement's, or those a hosts
+        file gives their hosts."""
+        driver, impl = self.placement.driver_cpus, self.placement.impl_cpus
+        if self.sites is not None and self.sites.file.roles:
+            driver = self.sites.role("driver").cpus or driver
+            impl = self.sites.role("impl").cpus or impl
+        return driver, impl
 
     def scenario_argv(self) -> list[str]:
         """The scenario's arguments for this profile, with the implementation's own parameters
@@ -98,9 +119,10 @@ def cpu_list(cpus: tuple[int, ...]) -> str | None:
 
 def contract_options(ctx: TrialContext) -> dict[str, str | None]:
     """The options every driver accepts (docs/driver-contract.md)."""
+    driver_cpus, impl_cpus = ctx.cpus()
     return {
-        "driver-cpus": cpu_list(ctx.placement.driver_cpus),
-        "impl-cpus": cpu_list(ctx.placement.impl_cpus),
+        "driver-cpus": cpu_list(driver_cpus),
+        "impl-cpus": cpu_list(impl_cpus),
         "impl-stderr": str(ctx.stderr_log),
         "timeout-s": str(ctx.timeout_s),
         "impl-cwd": ctx.impl.cwd(),
@@ -113,12 +135,17 @@ def run_driver(call: DriverCall, ctx: TrialContext) -> dict:
     argv = call.argv()
     limit = ctx.timeout_s + DRIVER_GRACE_S
     with open(ctx.driver_log, "a") as dlog:
-        dlog.write(f"$ {' '.join(argv)}\n")
+        where = f" [on host {ctx.sites.role('driver').name}]" if ctx.sites else ""
+        dlog.write(f"${where} {' '.join(argv)}\n")
         dlog.flush()
         try:
-            proc = subprocess.run(
-                argv, stdout=subprocess.PIPE, stderr=dlog, text=True, timeout=limit
-            )
+            if ctx.sites is None:
+                proc = subprocess.run(
+                    argv, stdout=subprocess.PIPE, stderr=dlog, text=True, timeout=limit
+                )
+            else:  # on the driver's host, with the token its implementation's agent wants
+                proc = ctx.sites.role("driver").run(argv, limit, {TOKEN_ENV: ctx.sites.token})
+                dlog.write(proc.stderr)
         except subprocess.TimeoutExpired:
             raise TrialFailed(f"driver did not finish within {limit} s") from None
         except OSError as e:
@@ -145,6 +172,9 @@ class TrialKind:
     name = ""
     description = ""
     needs_driver = True  # a load generator from workload.toml [drivers] runs each trial
+    # Whether the implementation can run on another host than the driver (docs/hosts.md): a
+    # server reached over the network can; a stdio host or a pipe pair cannot.
+    splits = False
 
     def call(self, ctx: TrialContext) -> DriverCall:
         raise NotImplementedError

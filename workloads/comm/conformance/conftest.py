@@ -26,7 +26,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _spec(impl) -> ServerSpec:
-    return ServerSpec(id=impl.id, argv=tuple(impl.argv()), cwd=impl.cwd())
+    """Its argv with `{host}` kept, so that a test may start it on another address."""
+    return ServerSpec(id=impl.id, argv=tuple(impl.argv(host="{host}")), cwd=impl.cwd())
 
 
 _RUNNING: dict[str, Server] = {}
@@ -51,11 +52,12 @@ def server(impl) -> Server:
 
 @pytest.fixture
 def start_server(impl):
-    """Factory for a server of the test's own, with extra arguments (e.g. --max-body 1000)."""
+    """Factory for a server of the test's own, with extra arguments (e.g. --max-body 1000), on
+    127.0.0.1 or the address `host`."""
     started: list[Server] = []
 
-    def start(*extra: str) -> Server:
-        s = Server(_spec(impl), tuple(extra))
+    def start(*extra: str, host: str = "127.0.0.1") -> Server:
+        s = Server(_spec(impl), tuple(extra), host=host)
         started.append(s)
         return s
 

@@ -27,8 +27,8 @@ def pattern(client: int, message: int, size: int) -> bytes:
     return (cycle * reps)[:size]
 
 
-def connect(port: int, timeout: float = IO_TIMEOUT_S) -> socket.socket:
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+def connect(port: int, timeout: float = IO_TIMEOUT_S, host: str = "127.0.0.1") -> socket.socket:
+    s = socket.create_connection((host, port), timeout=timeout)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 

@@ -40,3 +40,31 @@ def test_bad_arguments_are_a_usage_error(impl, args):
     p = subprocess.run(argv + args, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
     assert p.returncode == 2, f"exit status {p.returncode}: {p.stderr}"
     assert p.stderr.strip() and p.stdout == ""
+
+
+#: Another address of this machine's loopback (Linux routes all of 127/8 there), so the test of
+#: `--host` needs no namespace.
+OTHER_HOST = "127.0.0.2"
+
+
+@pytest.mark.lab_cli
+def test_listens_on_the_given_host_and_only_there(start_server):
+    """`--host ADDR` (SPEC §2): the server echoes on ADDR:PORT and listens nowhere else, as a
+    driver on another host reaches it at its host's address (docs/hosts.md); one bound to every
+    address (0.0.0.0) or still to 127.0.0.1 fails."""
+    srv = start_server(host=OTHER_HOST)
+    with frames.connect(srv.port, host=OTHER_HOST) as s:
+        s.sendall(frame(frames.DEFAULT, b"on the given host"))
+        got = frames.Reader(s).frame()
+    assert got == (frames.REPLY, b"on the given host"), f"echo on {OTHER_HOST}: {got!r}"
+    with pytest.raises(ConnectionRefusedError):
+        frames.connect(srv.port, host="127.0.0.1").close()
+
+
+@pytest.mark.lab_cli
+@pytest.mark.parametrize("host", ["nope", "300.1.1.1", ""])
+def test_bad_host_is_a_usage_error(impl, host):
+    argv = impl.argv(port=1, host=host)
+    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2, f"exit status {p.returncode} for --host {host!r}: {p.stderr}"
+    assert p.stderr.strip() and p.stdout == ""

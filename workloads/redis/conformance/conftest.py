@@ -49,7 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _spec(impl) -> ServerSpec:
-    return ServerSpec(id=impl.id, argv=tuple(impl.argv()), cwd=impl.cwd())
+    """Its argv with `{host}` kept, so that a test may start it on another address."""
+    return ServerSpec(id=impl.id, argv=tuple(impl.argv(host="{host}")), cwd=impl.cwd())
 
 
 _RUNNING: dict[str, Server] = {}
@@ -105,3 +106,18 @@ def fresh_server(impl):
     s = Server(_spec(impl))
     yield s
     s.kill()
+
+
+@pytest.fixture
+def start_server(impl):
+    """Factory for a server of the test's own on the address `host` (the tests of --host)."""
+    started: list[Server] = []
+
+    def start(host: str = "127.0.0.1") -> Server:
+        s = Server(_spec(impl), host=host)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.kill()

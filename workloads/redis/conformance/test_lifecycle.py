@@ -76,3 +76,32 @@ def test_bad_arguments_are_a_usage_error(impl, args):
     assert p.returncode == 2, f"exit status {p.returncode}"
     assert p.stderr.strip(), "no message on stderr"
     assert p.stdout == ""
+
+
+#: Another address of this machine's loopback (Linux routes all of 127/8 there), so the test of
+#: `--host` needs no namespace.
+OTHER_HOST = "127.0.0.2"
+
+
+def test_listens_on_the_given_host_and_only_there(start_server):
+    """`--host ADDR` (SPEC §1): the server answers on ADDR:PORT and nowhere else, as a driver on
+    another host reaches it at its host's address (docs/hosts.md); one bound to every address
+    (0.0.0.0) or still to 127.0.0.1 fails."""
+    srv = start_server(host=OTHER_HOST)
+    with resp.connect(srv.port, host=OTHER_HOST) as s:
+        s.sendall(command("PING"))
+        data, closed = resp.read_until(s, b"\r\n")
+    # +PONG, or the floor's +OK to everything
+    assert data in (b"+PONG\r\n", b"+OK\r\n") and not closed, f"PING on {OTHER_HOST}: {data!r}"
+    with pytest.raises(ConnectionRefusedError):
+        resp.connect(srv.port, host="127.0.0.1").close()
+
+
+@pytest.mark.lab_cli
+@pytest.mark.parametrize("host", ["nope", "300.1.1.1", ""])
+def test_bad_host_is_a_usage_error(impl, host):
+    argv = impl.argv(port=1, host=host)
+    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2, f"exit status {p.returncode} for --host {host!r}"
+    assert p.stderr.strip(), "no message on stderr"
+    assert p.stdout == ""

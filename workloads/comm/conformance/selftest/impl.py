@@ -2,13 +2,14 @@
 sockets) or, with --bug NAME, the same server with ONE classic mistake. test_selftest.py checks
 that the suite catches every bug.
 
-    impl.py --port PORT [--pool N] [--max-body N] [--bug NAME]
+    impl.py --port PORT [--host ADDR] [--pool N] [--max-body N] [--bug NAME]
     impl.py --list-bugs
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import signal
 import socket
 import struct
@@ -25,6 +26,7 @@ BUGS = {
     "no-close-after-end": "keeps the connection open after sending END",
     "ignore-cap": "accepts bodies above --max-body",
     "drop-split-header": "a header split across reads is taken for EOF",
+    "bind-any": "listens on every address (0.0.0.0) instead of --host's",
 }
 
 
@@ -78,6 +80,7 @@ def main() -> None:
         return
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
+    p.add_argument("--host", type=ipaddress.IPv4Address, default="127.0.0.1")
     p.add_argument("--pool", type=int, default=8)
     p.add_argument("--max-body", type=int, default=64 << 20)
     p.add_argument("--bug", choices=list(BUGS), default=None)
@@ -87,7 +90,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", args.port))
+    srv.bind(("0.0.0.0" if args.bug == "bind-any" else str(args.host), args.port))
     srv.listen(1024)
     while True:
         conn, _ = srv.accept()

@@ -17,6 +17,7 @@
  * rather than closed, so input sent after END cannot turn the close into an RST.
  */
 #define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -217,8 +218,8 @@ static void accept_all(int lfd) {
 
 static int usage(const char *why) {
     fprintf(stderr,
-            "comm-baseline: %s (usage: comm-baseline --port PORT [--pool N] [--max-body "
-            "BYTES])\n",
+            "comm-baseline: %s (usage: comm-baseline --port PORT [--host ADDR] [--pool N] "
+            "[--max-body BYTES])\n",
             why);
     return 2;
 }
@@ -238,12 +239,17 @@ static int parse_number(const char *s, unsigned long long lo, unsigned long long
 
 int main(int argc, char **argv) {
     unsigned long long port = 0, pool, cap;
+    struct in_addr host = {.s_addr = htonl(INADDR_LOOPBACK)};
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc)
             return usage("missing value");
         if (strcmp(argv[i], "--port") == 0) {
             if (parse_number(argv[i + 1], 1, 65535, &port))
                 return usage("bad --port");
+        } else if (strcmp(argv[i], "--host") == 0) {
+            /* An IPv4 literal only: "" would otherwise be taken as "any address". */
+            if (inet_pton(AF_INET, argv[i + 1], &host) != 1)
+                return usage("bad --host (an IPv4 address is expected)");
         } else if (strcmp(argv[i], "--pool") == 0) {
             if (parse_number(argv[i + 1], 1, 4096, &pool))
                 return usage("bad --pool");
@@ -275,9 +281,8 @@ int main(int argc, char **argv) {
     int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_port = htons((uint16_t)port),
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = host};
     if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(lfd, 4096) != 0) {
         perror("comm-baseline: listen");
         return 1;

@@ -85,6 +85,9 @@ def parse_args(args: list[str]) -> Options:
             if value not in choices[name]:
                 raise UsageError(f"bad {name} {value!r}: expected one of {choices[name]}")
             setattr(o, attr, value)
+        elif not value:
+            # connect(("", port)) would mean "this host, any address": name the server.
+            raise UsageError("bad --host '': expected the server's address")
         else:
             o.host = value
     if not port_given:

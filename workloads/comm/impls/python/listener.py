@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from handler import EchoHandler, ReadBuffer
 
-HOST = "127.0.0.1"
+HOST = "127.0.0.1"  # the default address (--host)
 BACKLOG = 4096  # the kernel caps it at net.core.somaxconn
 ACCEPTS_PER_WAKEUP = 256  # a burst of connections is drained, within reason, per readiness
 RETRY_ACCEPT_S = 0.1  # after EMFILE/ENFILE/ENOBUFS: pause accepting instead of spinning
@@ -125,11 +125,11 @@ class Worker:
         self.loop.call_soon(self.loop.stop)
 
 
-def listening_socket(port: int) -> socket.socket:
+def listening_socket(port: int, host: str = HOST) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((HOST, port))
+        sock.bind((host, port))
         sock.listen(BACKLOG)
         sock.setblocking(False)
     except BaseException:
@@ -139,11 +139,18 @@ def listening_socket(port: int) -> socket.socket:
 
 
 class Listener:
-    """Accepts on 127.0.0.1:port and spreads connections over `pool` workers."""
+    """Accepts on host:port (host an IPv4 address) and spreads connections over `pool` workers."""
 
-    def __init__(self, port: int, pool: int, max_body: int, log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        port: int,
+        pool: int,
+        max_body: int,
+        log: Callable[[str], None],
+        host: str = HOST,
+    ) -> None:
         self._log = log
-        self._sock = listening_socket(port)  # raises OSError if the port is taken
+        self._sock = listening_socket(port, host)  # raises OSError if the port is taken
         self._workers = [Worker(i, max_body, log) for i in range(pool)]
         self._loop: asyncio.AbstractEventLoop | None = None
         self._accepting = False

@@ -1,24 +1,26 @@
-"""The comm echo server: `python -E -S server_main.py --port PORT [--pool N] [--max-body BYTES]`.
+"""The comm echo server: `python -E -S server_main.py --port PORT [--host ADDR] [--pool N]
+[--max-body BYTES]`.
 
-Listens on 127.0.0.1:PORT; --pool worker threads (default 8), each an asyncio event loop,
-serve the accepted connections; --max-body (default 64 MiB) caps a message body. Standard
-library only. Bad arguments: one line on stderr, exit status 2. SIGTERM or SIGINT: stop
-accepting, close the connections, exit 0. Nothing on stdout; one stderr line per refused
-connection.
+Listens on ADDR:PORT and only there (--host: an IPv4 address literal, default 127.0.0.1);
+--pool worker threads (default 8), each an asyncio event loop, serve the accepted connections;
+--max-body (default 64 MiB) caps a message body. Standard library only. Bad arguments: one line
+on stderr, exit status 2. SIGTERM or SIGINT: stop accepting, close the connections, exit 0.
+Nothing on stdout; one stderr line per refused connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import resource
 import signal
 import sys
 
 from frame import DEFAULT_MAX_BODY, MAX_LENGTH
-from listener import Listener
+from listener import HOST, Listener
 
 PROGRAM = "comm-python-server"
-USAGE = "usage: server_main.py --port PORT [--pool N] [--max-body BYTES]"
+USAGE = "usage: server_main.py --port PORT [--host ADDR] [--pool N] [--max-body BYTES]"
 MAX_POOL = 1024
 
 
@@ -33,9 +35,17 @@ def _number(option: str, text: str, lo: int, hi: int) -> int:
     return int(text)
 
 
-def parse_args(args: list[str]) -> tuple[int, int, int]:
-    """(port, pool, max_body) from the command line; UsageError if it is not valid."""
-    values = {"--port": None, "--pool": "8", "--max-body": str(DEFAULT_MAX_BODY)}
+def _host(text: str) -> str:
+    # An IPv4 literal only: no names, and not "" (which socket would bind to every address).
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise UsageError(f"bad --host {text!r}: expected an IPv4 address") from None
+
+
+def parse_args(args: list[str]) -> tuple[int, int, int, str]:
+    """(port, pool, max_body, host) from the command line; UsageError if it is not valid."""
+    values = {"--port": None, "--host": HOST, "--pool": "8", "--max-body": str(DEFAULT_MAX_BODY)}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -55,6 +65,7 @@ def parse_args(args: list[str]) -> tuple[int, int, int]:
         _number("--port", values["--port"], 1, 65535),
         _number("--pool", values["--pool"], 1, MAX_POOL),
         _number("--max-body", values["--max-body"], 0, MAX_LENGTH),
+        _host(values["--host"]),
     )
 
 
@@ -83,15 +94,15 @@ async def serve(listener: Listener) -> None:
 
 def main(argv: list[str]) -> int:
     try:
-        port, pool, max_body = parse_args(argv)
+        port, pool, max_body, host = parse_args(argv)
     except UsageError as e:
         sys.stderr.write(f"{PROGRAM}: {e} ({USAGE})\n")
         return 2
     raise_open_file_limit()
     try:
-        listener = Listener(port, pool, max_body, log)
+        listener = Listener(port, pool, max_body, log, host)
     except OSError as e:
-        log(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}")
+        log(f"cannot listen on {host}:{port}: {e.strerror or e}")
         return 1
     asyncio.run(serve(listener))
     return 0

@@ -2,7 +2,7 @@
 --bug NAME, damaging the conversation in ONE way. test_selftest.py checks that the suite catches
 every bug.
 
-    impl.py --port PORT [--bug NAME]
+    impl.py --port PORT [--host ADDR] [--bug NAME]
     impl.py --list-bugs
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import re
 import signal
 import socket
@@ -22,6 +23,7 @@ BUGS = {
     "keep-open": "the connection stays open after the server closed it (a protocol error)",
     "nil-as-empty": "a nil bulk string ($-1) becomes an empty one ($0)",
     "int-as-bulk": "integer replies become bulk strings",
+    "bind-any": "listens on every address (0.0.0.0) instead of --host's",
 }
 _INT_REPLY = re.compile(rb"(^|(?<=\r\n)):(-?\d+)\r\n")
 
@@ -70,7 +72,7 @@ async def pump(reader, writer, transform, close_when_done: bool) -> None:
         writer.close()
 
 
-async def serve(port: int, upstream: int, bug: str | None) -> None:
+async def serve(host: str, port: int, upstream: int, bug: str | None) -> None:
     async def client(creader, cwriter) -> None:
         ureader, uwriter = await asyncio.open_connection("127.0.0.1", upstream)
         to_server = asyncio.create_task(pump(creader, uwriter, lambda d: d, True))
@@ -80,7 +82,7 @@ async def serve(port: int, upstream: int, bug: str | None) -> None:
         await asyncio.wait([to_server, to_client], return_when=asyncio.ALL_COMPLETED)
         cwriter.close()
 
-    srv = await asyncio.start_server(client, "127.0.0.1", port)
+    srv = await asyncio.start_server(client, "0.0.0.0" if bug == "bind-any" else host, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -94,11 +96,12 @@ def main() -> None:
         return
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
+    p.add_argument("--host", type=ipaddress.IPv4Address, default="127.0.0.1")
     p.add_argument("--bug", choices=list(BUGS), default=None)
     args = p.parse_args()
     proc, upstream = start_upstream()
     try:
-        asyncio.run(serve(args.port, upstream, args.bug))
+        asyncio.run(serve(str(args.host), args.port, upstream, args.bug))
     finally:
         proc.terminate()
         proc.wait()

@@ -11,6 +11,7 @@
  * owes a byte count, written from a static block of repeated replies.
  */
 #define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -207,17 +208,32 @@ static void accept_all(int lfd) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "redis-baseline: %s (usage: redis-baseline --port PORT)\n", why);
+    fprintf(stderr, "redis-baseline: %s (usage: redis-baseline --port PORT [--host ADDR])\n", why);
     return 2;
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 || strcmp(argv[1], "--port") != 0)
-        return usage("bad arguments");
-    char *end;
-    long port = strtol(argv[2], &end, 10);
-    if (*argv[2] == '\0' || *end != '\0' || port < 1 || port > 65535)
-        return usage("bad port");
+    long port = 0;
+    struct in_addr host = {.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return usage("bad arguments");
+        const char *val = argv[i + 1];
+        if (strcmp(argv[i], "--port") == 0) {
+            char *end;
+            port = strtol(val, &end, 10);
+            if (*val < '0' || *val > '9' || *end != '\0' || port < 1 || port > 65535)
+                return usage("bad port");
+        } else if (strcmp(argv[i], "--host") == 0) {
+            /* An IPv4 literal only: "" would otherwise be taken as "any address". */
+            if (inet_pton(AF_INET, val, &host) != 1)
+                return usage("bad host (an IPv4 address is expected)");
+        } else {
+            return usage("bad arguments");
+        }
+    }
+    if (port == 0)
+        return usage("missing --port");
 
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -239,9 +255,8 @@ int main(int argc, char **argv) {
     int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_port = htons((uint16_t)port),
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = host};
     if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(lfd, 4096) != 0) {
         perror("redis-baseline: listen");
         return 1;

@@ -248,10 +248,11 @@ class Client(asyncio.Protocol):
         """A CLIENT LIST line."""
         age = int(time.time() - self.created)
         return (
-            b"id=%d addr=%s laddr=127.0.0.1:%d fd=-1 name=%s age=%d idle=0 flags=N db=%d "
+            b"id=%d addr=%s laddr=%s:%d fd=-1 name=%s age=%d idle=0 flags=N db=%d "
             % (
                 self.id,
                 self.addr,
+                self.server.host.encode(),
                 self.server.port,
                 self.name or b"",
                 age,

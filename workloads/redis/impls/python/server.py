@@ -18,8 +18,9 @@ EXPIRE_BUDGET = 20_000  # keys deleted per cycle at most, so a cycle stays short
 class Server:
     """State shared by all connections: the keyspace, the clients, counters."""
 
-    def __init__(self, port: int, max_clients: int = 10000) -> None:
+    def __init__(self, port: int, max_clients: int = 10000, host: str = "127.0.0.1") -> None:
         self.port = port
+        self.host = host  # the listening address, for CLIENT LIST's laddr
         self.max_clients = max_clients
         self.store = Store()
         self.commands = COMMANDS

@@ -26,6 +26,7 @@
  * output need only be a prefix of those replies.
  */
 #define _GNU_SOURCE /* as main.c: accept4 */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -181,9 +181,11 @@ static int parse_options(int argc, char **argv) {
         int bad = 0;
         if (strcmp(o, "--port") == 0)
             bad = options_parse_u64(v, 1, 65535, &opt.port);
-        else if (strcmp(o, "--host") == 0)
+        else if (strcmp(o, "--host") == 0) {
+            struct in_addr unused;
+            bad = options_parse_ipv4(v, &unused);
             opt.host = v;
-        else if (strcmp(o, "--clients") == 0)
+        } else if (strcmp(o, "--clients") == 0)
             bad = options_parse_u64(v, 1, 100000, &opt.clients);
         else if (strcmp(o, "--messages") == 0)
             bad = options_parse_u64(v, 0, UINT64_MAX / 2, &opt.messages);

@@ -8,6 +8,7 @@
 
 #include "handler.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -221,14 +222,13 @@ static void free_listener(struct listener *l, int started_workers) {
     free(l);
 }
 
-static int open_socket(struct listener *l, uint16_t port) {
+static int open_socket(struct listener *l, struct in_addr host, uint16_t port) {
     l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (l->lfd < 0)
         return -1;
     int one = 1;
     setsockopt(l->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = host};
     socklen_t len = sizeof addr;
     if (bind(l->lfd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
         listen(l->lfd, LISTEN_BACKLOG) != 0 ||
@@ -267,7 +267,7 @@ static void stop_workers(struct listener *l, int running) {
         pthread_join(l->workers[i].thread, NULL);
 }
 
-struct listener *listener_start(uint16_t port, int pool, uint64_t max_body) {
+struct listener *listener_start(struct in_addr host, uint16_t port, int pool, uint64_t max_body) {
     struct listener *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
@@ -277,9 +277,11 @@ struct listener *listener_start(uint16_t port, int pool, uint64_t max_body) {
     atomic_init(&l->stopping, false);
     l->workers = calloc((size_t)pool, sizeof *l->workers);
     l->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (!l->workers || l->stopfd < 0 || open_socket(l, port) != 0) {
-        fprintf(stderr, "comm-c-server: cannot listen on 127.0.0.1:%u: %s\n", port,
-                strerror(errno));
+    if (!l->workers || l->stopfd < 0 || open_socket(l, host, port) != 0) {
+        int err = errno;
+        char where[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &host, where, sizeof where);
+        fprintf(stderr, "comm-c-server: cannot listen on %s:%u: %s\n", where, port, strerror(err));
         free_listener(l, 0);
         return NULL;
     }

@@ -6,13 +6,14 @@
 #ifndef COMM_LISTENER_H
 #define COMM_LISTENER_H
 
+#include <netinet/in.h>
 #include <stdint.h>
 
 struct listener;
 
-/* Binds 127.0.0.1:port (0 = any free port), starts the accept thread and `pool` workers.
+/* Binds host:port (port 0 = any free port), starts the accept thread and `pool` workers.
  * NULL on failure, with the reason on stderr. */
-struct listener *listener_start(uint16_t port, int pool, uint64_t max_body);
+struct listener *listener_start(struct in_addr host, uint16_t port, int pool, uint64_t max_body);
 /* The bound port (useful after asking for port 0). */
 uint16_t listener_port(const struct listener *l);
 /* Stops accepting, closes every connection, joins the threads and frees the listener. */

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -13,4 +14,8 @@ int options_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
         return -1;
     *out = v;
     return 0;
+}
+
+int options_parse_ipv4(const char *s, struct in_addr *out) {
+    return inet_pton(AF_INET, s, out) == 1 ? 0 : -1;
 }

@@ -1,7 +1,9 @@
 /*
  * comm-c-server: parses the command line, starts the listener and waits for SIGTERM/SIGINT.
  *
- *   comm-c-server --port PORT [--pool N] [--max-body BYTES]
+ *   comm-c-server --port PORT [--host ADDR] [--pool N] [--max-body BYTES]
+ *
+ * Listens on ADDR:PORT only (ADDR an IPv4 address literal, default 127.0.0.1).
  *
  * The stop signals are blocked in every thread (the mask is inherited) and taken here with
  * sigwait, so no async signal handler runs anywhere.
@@ -17,14 +19,15 @@
 
 static int usage(const char *why) {
     fprintf(stderr,
-            "comm-c-server: %s (usage: comm-c-server --port PORT [--pool N] [--max-body "
-            "BYTES])\n",
+            "comm-c-server: %s (usage: comm-c-server --port PORT [--host ADDR] [--pool N] "
+            "[--max-body BYTES])\n",
             why);
     return 2;
 }
 
 int main(int argc, char **argv) {
     uint64_t port = 0, pool = 8, max_body = FRAME_DEFAULT_MAX_BODY;
+    struct in_addr host = {.s_addr = htonl(INADDR_LOOPBACK)};
     for (int i = 1; i < argc; i += 2) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!val)
@@ -32,6 +35,9 @@ int main(int argc, char **argv) {
         if (strcmp(opt, "--port") == 0) {
             if (options_parse_u64(val, 1, 65535, &port))
                 return usage("bad --port");
+        } else if (strcmp(opt, "--host") == 0) {
+            if (options_parse_ipv4(val, &host))
+                return usage("bad --host (an IPv4 address is expected)");
         } else if (strcmp(opt, "--pool") == 0) {
             if (options_parse_u64(val, 1, 1024, &pool))
                 return usage("bad --pool");
@@ -58,7 +64,7 @@ int main(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct listener *l = listener_start((uint16_t)port, (int)pool, max_body);
+    struct listener *l = listener_start(host, (uint16_t)port, (int)pool, max_body);
     if (!l)
         return 1;
     int sig;

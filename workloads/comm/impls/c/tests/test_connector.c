@@ -1,12 +1,13 @@
 /*
  * The Connector against the real listener, in one process on a free port: echo, the three
  * ways to end a session, a body far larger than any buffer, many clients at once, the cap,
- * and a stop with clients still connected.
+ * a stop with clients still connected, and a listener on another address than 127.0.0.1.
  */
 #include "check.h"
 #include "connector.h"
 #include "frame.h"
 #include "listener.h"
+#include "options.h"
 #include "pattern.h"
 
 #include <pthread.h>
@@ -15,6 +16,12 @@
 #include <unistd.h>
 
 static uint16_t port;
+
+static struct in_addr ipv4(const char *text) {
+    struct in_addr a = {0};
+    CHECK(options_parse_ipv4(text, &a) == 0);
+    return a;
+}
 
 static struct connector *open_client(void) {
     char err[200] = "";
@@ -115,7 +122,7 @@ static void test_cap_closes_only_that_connection(void) {
 }
 
 static void test_stop_with_clients_connected(void) {
-    struct listener *l = listener_start(0, 2, 1000);
+    struct listener *l = listener_start(ipv4("127.0.0.1"), 0, 2, 1000);
     CHECK(l != NULL);
     if (!l)
         return;
@@ -135,10 +142,38 @@ static void test_stop_with_clients_connected(void) {
     port = saved;
 }
 
+/* --host: a listener on 127.0.0.2 (Linux routes all of 127/8 to loopback) answers there and
+ * nowhere else. */
+static void test_listens_only_on_its_host(void) {
+    struct listener *l = listener_start(ipv4("127.0.0.2"), 0, 1, 1000);
+    CHECK(l != NULL);
+    if (!l)
+        return;
+    char err[200] = "";
+    struct connector *there = connector_open("127.0.0.2", listener_port(l), err, sizeof err);
+    CHECK(there != NULL);
+    if (there) {
+        struct comm_message msg = {.type = FRAME_TEXT, .len = 2, .body = malloc(2)};
+        memcpy(msg.body, "hi", 2);
+        CHECK(connector_post(there, &msg) == 0);
+        struct comm_message r = {0};
+        CHECK(connector_get(there, &r) == 1 && r.type == FRAME_REPLY && r.len == 2);
+        message_free(&r);
+        connector_close(there, CONNECTOR_END);
+        CHECK(connector_get(there, &r) == 0);
+        connector_free(there);
+    }
+    struct connector *elsewhere = connector_open("127.0.0.1", listener_port(l), err, sizeof err);
+    CHECK(elsewhere == NULL); /* refused */
+    if (elsewhere)
+        connector_free(elsewhere);
+    listener_stop(l);
+}
+
 int main(void) {
     alarm(50);
     signal(SIGPIPE, SIG_IGN);
-    struct listener *l = listener_start(0, 3, 4096);
+    struct listener *l = listener_start(ipv4("127.0.0.1"), 0, 3, 4096);
     CHECK(l != NULL);
     if (!l)
         return 1;
@@ -152,11 +187,12 @@ int main(void) {
     RUN(test_cap_closes_only_that_connection);
     listener_stop(l);
 
-    l = listener_start(0, 2, FRAME_DEFAULT_MAX_BODY);
+    l = listener_start(ipv4("127.0.0.1"), 0, 2, FRAME_DEFAULT_MAX_BODY);
     port = listener_port(l);
     RUN(test_sixteen_mib_body);
     listener_stop(l);
 
     RUN(test_stop_with_clients_connected);
+    RUN(test_listens_only_on_its_host);
     return check_failures ? 1 : 0;
 }

@@ -51,6 +51,8 @@ Options parse_args(int argc, char **argv) {
             o.port = static_cast<std::uint16_t>(options.number(1, 65535));
             have_port = true;
         } else if (*name == "--host") {
+            if (v != "localhost") // the Connector's one name; anything else an IPv4 literal
+                options.ipv4();
             o.host = std::string(v);
         } else if (*name == "--clients") {
             o.clients = options.number(1, 100000);

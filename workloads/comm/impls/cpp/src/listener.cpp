@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <system_error>
 
 namespace comm {
@@ -47,9 +48,15 @@ Listener::Listener(const ServerConfig &config)
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(config.port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listen_.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0)
-        throw os_error("bind 127.0.0.1");
+    addr.sin_addr = config.host;
+    if (::bind(listen_.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0) {
+        const int error = errno;
+        std::array<char, INET_ADDRSTRLEN> where{};
+        ::inet_ntop(AF_INET, &config.host, where.data(), static_cast<socklen_t>(where.size()));
+        throw std::system_error(error, std::generic_category(),
+                                "bind " + std::string(where.data()) + ":" +
+                                    std::to_string(config.port));
+    }
     if (::listen(listen_.get(), kBacklog) != 0)
         throw os_error("listen");
     socklen_t len = sizeof addr;

@@ -1,11 +1,12 @@
-// The server's listener: accepts connections on 127.0.0.1:port and deals them round-robin to
-// a pool of workers (one epoll loop each), until asked to stop by a signal or request_stop().
+// The server's listener: accepts connections on host:port and deals them round-robin to a pool
+// of workers (one epoll loop each), until asked to stop by a signal or request_stop().
 #pragma once
 
 #include "fd.hpp"
 #include "handler.hpp"
 #include "worker.hpp"
 
+#include <netinet/in.h>
 #include <signal.h>
 
 #include <cstdint>
@@ -15,8 +16,9 @@
 namespace comm {
 
 struct ServerConfig {
-    std::uint16_t port = 0; // 0: any free port (tests), see Listener::port()
-    unsigned pool = 8;      // worker threads
+    in_addr host{htonl(INADDR_LOOPBACK)}; // the one address it listens on
+    std::uint16_t port = 0;               // 0: any free port (tests), see Listener::port()
+    unsigned pool = 8;                    // worker threads
     SessionLimits limits;
 };
 

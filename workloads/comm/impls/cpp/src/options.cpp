@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 
 namespace comm {
@@ -13,6 +15,14 @@ std::optional<std::uint64_t> parse_number(std::string_view text, std::uint64_t l
     if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi)
         return std::nullopt;
     return v;
+}
+
+std::optional<in_addr> parse_ipv4(std::string_view text) {
+    in_addr address{};
+    // A copy: inet_pton reads up to a NUL, and a view need not end in one.
+    if (::inet_pton(AF_INET, std::string(text).c_str(), &address) != 1)
+        return std::nullopt;
+    return address;
 }
 
 std::optional<std::string_view> OptionReader::next() {
@@ -31,6 +41,13 @@ std::uint64_t OptionReader::number(std::uint64_t lo, std::uint64_t hi) const {
         return *v;
     throw UsageError("bad " + std::string(name_) + " '" + std::string(value_) + "' (" +
                      std::to_string(lo) + ".." + std::to_string(hi) + ")");
+}
+
+in_addr OptionReader::ipv4() const {
+    if (auto address = parse_ipv4(value_))
+        return *address;
+    throw UsageError("bad " + std::string(name_) + " '" + std::string(value_) +
+                     "' (an IPv4 address is expected)");
 }
 
 void OptionReader::unknown() const {

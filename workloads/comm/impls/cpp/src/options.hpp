@@ -1,6 +1,9 @@
 // Command-line helpers shared by the server and client programs: `--name value` pairs, whole
-// decimal numbers within bounds, and the usage error both programs exit with (status 2).
+// decimal numbers within bounds, IPv4 addresses, and the usage error both programs exit with
+// (status 2).
 #pragma once
+
+#include <netinet/in.h>
 
 #include <cstdint>
 #include <optional>
@@ -19,6 +22,10 @@ class UsageError : public std::runtime_error {
 std::optional<std::uint64_t> parse_number(std::string_view text, std::uint64_t lo,
                                           std::uint64_t hi) noexcept;
 
+// An IPv4 address literal (dotted decimal, as inet_pton takes it); nullopt for anything else:
+// host names, the empty string (which some socket APIs read as "any address"), a part > 255.
+std::optional<in_addr> parse_ipv4(std::string_view text);
+
 // Walks argv as `--name value` pairs.
 class OptionReader {
   public:
@@ -30,6 +37,8 @@ class OptionReader {
     }
     // The value as a number in [lo, hi]; throws UsageError naming the option otherwise.
     std::uint64_t number(std::uint64_t lo, std::uint64_t hi) const;
+    // The value as an IPv4 address literal; throws UsageError naming the option otherwise.
+    in_addr ipv4() const;
     [[noreturn]] void unknown() const;
 
   private:

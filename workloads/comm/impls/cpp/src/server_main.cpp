@@ -1,7 +1,8 @@
 // comm-cpp-server: the echo server of SPEC §2.
 //
-//   comm-cpp-server --port PORT [--pool N] [--max-body BYTES]
+//   comm-cpp-server --port PORT [--host ADDR] [--pool N] [--max-body BYTES]
 //
+// Listens on ADDR:PORT only (ADDR an IPv4 address literal, default 127.0.0.1).
 // A listener on the main thread and --pool worker threads, each an epoll loop over the
 // connections dealt to it. SIGTERM/SIGINT: stop accepting, close every connection, exit 0.
 #include "listener.hpp"
@@ -24,6 +25,8 @@ comm::ServerConfig parse_args(int argc, char **argv) {
         if (*name == "--port") {
             config.port = static_cast<std::uint16_t>(options.number(1, 65535));
             have_port = true;
+        } else if (*name == "--host") {
+            config.host = options.ipv4();
         } else if (*name == "--pool") {
             config.pool = static_cast<unsigned>(options.number(1, 1024));
         } else if (*name == "--max-body") {
@@ -54,8 +57,8 @@ int main(int argc, char **argv) {
         config = parse_args(argc, argv);
     } catch (const comm::UsageError &e) {
         std::fprintf(stderr,
-                     "comm-cpp-server: %s (usage: comm-cpp-server --port PORT [--pool N] "
-                     "[--max-body BYTES])\n",
+                     "comm-cpp-server: %s (usage: comm-cpp-server --port PORT [--host ADDR] "
+                     "[--pool N] [--max-body BYTES])\n",
                      e.what());
         return 2;
     }

@@ -1,5 +1,6 @@
 // The listener and its pool: every client served at once, a clean stop with sessions open.
 #include "connector.hpp"
+#include "options.hpp"
 #include "server_fixture.hpp"
 #include "test_support.hpp"
 
@@ -30,6 +31,20 @@ TEST(Listener, ServesEveryClientAtOnceWithASmallPool) {
         EXPECT_EQ(body_of(10, static_cast<std::uint8_t>(i)),
                   Bytes(reply->body.begin(), reply->body.end()));
     }
+}
+
+TEST(Listener, ListensOnlyOnItsHost) {
+    // All of 127/8 is loopback on Linux: a server on 127.0.0.2 answers there and nowhere else.
+    ServerConfig config;
+    config.host = *parse_ipv4("127.0.0.2");
+    config.pool = 1;
+    Server server(config);
+    Connector there("127.0.0.2", server.port());
+    ASSERT_TRUE(there.post(kDefault, body_of(10)));
+    const auto reply = there.get();
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(body_of(10), Bytes(reply->body.begin(), reply->body.end()));
+    EXPECT_THROW(Connector("127.0.0.1", server.port()), ConnectError);
 }
 
 TEST(Listener, StopsWithSessionsOpen) {

@@ -2,11 +2,27 @@ package comm
 
 import (
 	"errors"
+	"fmt"
 	"log"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
+
+// DefaultHost is the address a server listens on, and a client connects to, without --host.
+const DefaultHost = "127.0.0.1"
+
+// ParseHost checks a --host value: an IPv4 address literal in dotted-decimal form. Anything
+// else is refused, the empty string too (the socket API would take it as every address), and
+// so is an IPv4-mapped IPv6 literal such as "::ffff:127.0.0.1".
+func ParseHost(s string) (string, error) {
+	addr, err := netip.ParseAddr(s)
+	if err != nil || !addr.Is4() {
+		return "", fmt.Errorf("--host must be an IPv4 address such as 127.0.0.1, not %q", s)
+	}
+	return addr.String(), nil
+}
 
 // Server is the comm echo server: a listener goroutine accepts connections and starts one
 // handler goroutine per connection. Go's runtime multiplexes those goroutines over its pool

@@ -28,6 +28,8 @@ def test_client_arguments():
                 "--port 9 --bogus 1", "--port 9 --size"):  # fmt: skip
         with pytest.raises(UsageError):
             client_main.parse_args(bad.split())
+    with pytest.raises(UsageError):
+        client_main.parse_args(["--port", "9", "--host", ""])
 
 
 def test_percentiles_are_nearest_rank():

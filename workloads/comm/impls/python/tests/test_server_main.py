@@ -12,8 +12,10 @@ from comm_py import IMPL_DIR, frame, server_main
 
 
 def test_server_arguments():
-    assert server_main.parse_args(["--port", "7"]) == (7, 8, 64 << 20)
-    assert server_main.parse_args(["--port=7", "--pool", "1", "--max-body=0"]) == (7, 1, 0)
+    assert server_main.parse_args(["--port", "7"]) == (7, 8, 64 << 20, "127.0.0.1")
+    assert server_main.parse_args(["--port=7", "--pool", "1", "--max-body=0"])[:3] == (7, 1, 0)
+    assert server_main.parse_args(["--port", "7", "--host", "127.0.0.2"])[3] == "127.0.0.2"
+    assert server_main.parse_args(["--host=0.0.0.0", "--port", "7"])[3] == "0.0.0.0"
     assert (
         server_main.parse_args(["--max-body", str((1 << 64) - 1), "--port", "65535"])[2]
         == (1 << 64) - 1
@@ -22,6 +24,8 @@ def test_server_arguments():
         [], ["--port"], ["--port", "0"], ["--port", "70000"], ["--port", "+5"], ["--port", "x"],
         ["--port", "1", "--pool", "0"], ["--port", "1", "--max-body", "-1"],
         ["--port", "1", "--max-body", str(1 << 64)], ["--port", "1", "--verbose"],
+        ["--port", "1", "--host", "nope"], ["--port", "1", "--host", "300.1.1.1"],
+        ["--port", "1", "--host", ""], ["--port", "1", "--host=::1"], ["--port", "1", "--host"],
     ):  # fmt: skip
         with pytest.raises(server_main.UsageError):
             server_main.parse_args(bad)

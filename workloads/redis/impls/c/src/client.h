@@ -7,6 +7,7 @@
 #include "protocol.h"
 #include "store.h"
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,6 +37,7 @@ struct client {
 
     struct multi_state *multi; /* inside MULTI: the queued commands, else NULL */
     char *name;                /* CLIENT SETNAME, NULL if none */
+    struct in_addr peer_addr;
     unsigned peer_port;
     long long created_ms;
     struct client *prev, *next; /* every client, for INFO and shutdown */

@@ -170,12 +170,12 @@ static void client_setname_command(struct client *c, int argc, struct slice *arg
 static size_t client_line(char *buf, size_t cap, const struct client *cl, long long now) {
     long long age = (now - cl->created_ms) / 1000;
     return (size_t)snprintf(buf, cap,
-                            "id=%lld addr=%s laddr=127.0.0.1:%d fd=%d name=%s age=%lld idle=0 "
+                            "id=%lld addr=%s laddr=%s:%d fd=%d name=%s age=%lld idle=0 "
                             "flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu "
                             "obl=0 oll=0 omem=%zu events=r cmd=client user=default redir=-1 "
                             "resp=2\n",
-                            cl->id, connection_peer(cl), server_stats.port, cl->fd,
-                            cl->name ? cl->name : "", age, cl->db_index, cl->qlen,
+                            cl->id, connection_peer(cl), server_stats.host, server_stats.port,
+                            cl->fd, cl->name ? cl->name : "", age, cl->db_index, cl->qlen,
                             cl->qcap - cl->qlen, cl->pending_len);
 }
 
@@ -244,6 +244,8 @@ static const struct command client_subcommands[] = {
 static void config_value(const char *name, char *buf, size_t cap) {
     if (!strcmp(name, "port"))
         snprintf(buf, cap, "%d", server_stats.port);
+    else if (!strcmp(name, "bind"))
+        snprintf(buf, cap, "%s", server_stats.host);
     else if (!strcmp(name, "maxclients"))
         snprintf(buf, cap, "%lu", server_stats.maxclients);
     else
@@ -255,7 +257,7 @@ static const char *const config_table[][2] = {
     {"appendonly", "no"},
     {"databases", "16"},
     {"port", NULL},
-    {"bind", "127.0.0.1"},
+    {"bind", NULL},
     {"maxclients", NULL},
     {"maxmemory", "0"},
     {"maxmemory-policy", "noeviction"},

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,12 +46,14 @@ struct client *connection_clients(void) {
 }
 
 const char *connection_peer(const struct client *c) {
-    static char peer[32];
-    snprintf(peer, sizeof peer, "127.0.0.1:%u", c->peer_port);
+    static char peer[32]; /* at most "255.255.255.255:65535" */
+    char addr[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &c->peer_addr, addr, sizeof addr);
+    snprintf(peer, sizeof peer, "%s:%u", addr, c->peer_port);
     return peer;
 }
 
-struct client *connection_new(int fd, uint16_t peer_port) {
+struct client *connection_new(int fd, const struct sockaddr_in *peer) {
     struct client *c = calloc(1, sizeof *c);
     if (!c) {
         close(fd);
@@ -61,7 +64,8 @@ struct client *connection_new(int fd, uint16_t peer_port) {
     c->db = &databases[0];
     c->out = &batch_out;
     c->resp = 2;
-    c->peer_port = peer_port;
+    c->peer_addr = peer->sin_addr;
+    c->peer_port = ntohs(peer->sin_port);
     c->created_ms = monotonic_ms();
     parser_init(&c->parser);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};

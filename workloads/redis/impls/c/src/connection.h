@@ -6,6 +6,7 @@
 
 #include "client.h"
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,7 +17,7 @@
 void connection_init(int epoll_fd);
 
 /* Takes over an accepted, non-blocking socket; NULL (socket closed) if out of memory. */
-struct client *connection_new(int fd, uint16_t peer_port);
+struct client *connection_new(int fd, const struct sockaddr_in *peer);
 
 /* The socket is readable: one read, every complete request in it run, one write of all the
  * replies. Returns false if the client was closed. */
@@ -29,7 +30,7 @@ void connection_close_all(void);
 
 /* Every connected client (a list through c->next). */
 struct client *connection_clients(void);
-/* "127.0.0.1:port" of the client's peer (a static buffer). */
+/* "address:port" of the client's peer (a static buffer). */
 const char *connection_peer(const struct client *c);
 
 #endif

@@ -18,6 +18,7 @@
 #include "store.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -43,7 +44,8 @@ static int spare_fd = -1; /* kept to accept-and-close when out of descriptors */
 /* epoll data.ptr tags for the two non-client descriptors */
 static char listener_tag, signal_tag;
 
-bool server_listen(int port) {
+bool server_listen(struct in_addr host, int port) {
+    inet_ntop(AF_INET, &host, server_stats.host, sizeof server_stats.host);
     listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (listen_fd < 0) {
         perror("redis-c: socket");
@@ -51,11 +53,10 @@ bool server_listen(int port) {
     }
     int one = 1;
     setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_port = htons((uint16_t)port),
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = host};
     if (bind(listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        fprintf(stderr, "redis-c: bind 127.0.0.1:%d: %s\n", port, strerror(errno));
+        fprintf(stderr, "redis-c: bind %s:%d: %s\n", server_stats.host, port, strerror(errno));
         return false;
     }
     /* Backlog: every redis-benchmark test reconnects all its clients at once. */
@@ -106,7 +107,7 @@ static void accept_clients(void) {
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        connection_new(fd, ntohs(peer.sin_port));
+        connection_new(fd, &peer);
     }
 }
 

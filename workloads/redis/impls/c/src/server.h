@@ -5,12 +5,14 @@
 #ifndef REDIS_C_SERVER_H
 #define REDIS_C_SERVER_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct server_stats {
     int port;
-    long long started_ms; /* monotonic */
+    char host[INET_ADDRSTRLEN]; /* the address listened on (CONFIG GET bind, CLIENT LIST) */
+    long long started_ms;       /* monotonic */
     size_t connected_clients;
     long long total_connections;
     long long total_commands;
@@ -21,8 +23,8 @@ struct server_stats {
 
 extern struct server_stats server_stats;
 
-/* Listens on 127.0.0.1:port; false (and a message on stderr) on failure. */
-bool server_listen(int port);
+/* Listens on host:port; false (and a message on stderr) on failure. */
+bool server_listen(struct in_addr host, int port);
 /* Runs until SIGTERM/SIGINT; returns the exit status. */
 int server_run(void);
 

@@ -1,7 +1,10 @@
-// redis-cpp: a Redis-protocol (RESP2) server. Usage: redis-cpp --port PORT
+// redis-cpp: a Redis-protocol (RESP2) server. Usage: redis-cpp --port PORT [--host ADDR]
+// Listens on ADDR:PORT only (ADDR an IPv4 address literal, default 127.0.0.1).
 #include "hash.hpp"
 #include "server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 
@@ -9,12 +12,13 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <string_view>
 
 namespace {
 
 int usage(const char *message) {
-    std::fprintf(stderr, "redis-cpp: %s (usage: redis-cpp --port PORT)\n", message);
+    std::fprintf(stderr, "redis-cpp: %s (usage: redis-cpp --port PORT [--host ADDR])\n", message);
     return 2;
 }
 
@@ -36,6 +40,12 @@ bool parse_port(std::string_view s, int &port) {
     return true;
 }
 
+// An IPv4 address literal only (inet_pton): host names, parts above 255 and the empty string
+// (which many socket APIs read as "any address") are refused.
+bool parse_host(std::string_view s, in_addr &host) {
+    return inet_pton(AF_INET, std::string(s).c_str(), &host) == 1;
+}
+
 // 1,000+ clients need 1,000+ descriptors: take the hard limit.
 void raise_fd_limit() {
     rlimit rl{};
@@ -49,6 +59,7 @@ void raise_fd_limit() {
 
 int main(int argc, char **argv) {
     int port = 0;
+    in_addr host{htonl(INADDR_LOOPBACK)};
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--port" && i + 1 < argc) {
@@ -58,6 +69,14 @@ int main(int argc, char **argv) {
         } else if (arg.starts_with("--port=")) {
             if (!parse_port(arg.substr(7), port)) {
                 return usage("bad port");
+            }
+        } else if (arg == "--host" && i + 1 < argc) {
+            if (!parse_host(argv[++i], host)) {
+                return usage("bad host (an IPv4 address is expected)");
+            }
+        } else if (arg.starts_with("--host=")) {
+            if (!parse_host(arg.substr(7), host)) {
+                return usage("bad host (an IPv4 address is expected)");
             }
         } else {
             return usage("unknown argument");
@@ -75,7 +94,7 @@ int main(int argc, char **argv) {
         redis::g_hash_seed = seed;
     }
     try {
-        redis::Server server(port);
+        redis::Server server(host, port);
         server.run();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "redis-cpp: %s\n", e.what());

@@ -60,7 +60,8 @@ UniqueFd::~UniqueFd() {
     }
 }
 
-Server::Server(int port) : read_buf_(new char[kReadChunk]), rng_(std::random_device{}()) {
+Server::Server(in_addr host, int port)
+    : read_buf_(new char[kReadChunk]), rng_(std::random_device{}()) {
     listen_fd_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (listen_fd_.get() < 0) {
         throw_errno("socket");
@@ -72,9 +73,13 @@ Server::Server(int port) : read_buf_(new char[kReadChunk]), rng_(std::random_dev
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_addr = host;
     if (bind(listen_fd_.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0) {
-        throw_errno("bind");
+        const int error = errno;
+        char where[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &host, where, sizeof where);
+        throw std::system_error(error, std::generic_category(),
+                                "bind " + std::string(where) + ":" + std::to_string(port));
     }
     if (listen(listen_fd_.get(), 4096) != 0) {
         throw_errno("listen");

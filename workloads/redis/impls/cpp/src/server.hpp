@@ -22,6 +22,8 @@
 #include "protocol.hpp"
 #include "store.hpp"
 
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,8 +57,8 @@ class UniqueFd {
 
 class Server {
   public:
-    // Listens on 127.0.0.1:port. Throws std::system_error.
-    explicit Server(int port);
+    // Listens on host:port. Throws std::system_error.
+    Server(in_addr host, int port);
     Server(const Server &) = delete;
     Server &operator=(const Server &) = delete;
     ~Server();

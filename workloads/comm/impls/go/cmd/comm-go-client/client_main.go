@@ -1,7 +1,7 @@
 // Command comm-go-client is the Go client program of the msgbench comm workload (the seed's
 // Test4 and test3) around comm.Connector: see workloads/comm/SPEC.md, section 3.
 //
-// Usage: comm-go-client --port PORT [--host 127.0.0.1] [--clients N] [--messages M]
+// Usage: comm-go-client --port PORT [--host ADDR] [--clients N] [--messages M]
 //
 //	[--size BYTES] [--type T] [--mode stream|rtt] [--end end|quit|eof] [--warmup W]
 //
@@ -25,7 +25,7 @@ import (
 
 const name = "comm-go-client"
 
-const usage = "usage: " + name + " --port PORT [--host H] [--clients N] [--messages M] " +
+const usage = "usage: " + name + " --port PORT [--host ADDR] [--clients N] [--messages M] " +
 	"[--size BYTES] [--type T] [--mode stream|rtt] [--end end|quit|eof] [--warmup W]"
 
 type options struct {
@@ -43,7 +43,7 @@ func parseArgs(args []string) (options, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	port := fs.Int("port", 0, "server port")
-	host := fs.String("host", "127.0.0.1", "server address")
+	host := fs.String("host", comm.DefaultHost, "server's IPv4 address")
 	clients := fs.Int("clients", 16, "concurrent connections")
 	messages := fs.Int("messages", 1000, "messages per connection")
 	size := fs.Int("size", 4096, "body bytes per message")
@@ -74,8 +74,12 @@ func parseArgs(args []string) (options, error) {
 	case *end != "end" && *end != "quit" && *end != "eof":
 		return options{}, fmt.Errorf("--end must be end, quit or eof, not %q", *end)
 	}
+	addr, err := comm.ParseHost(*host)
+	if err != nil {
+		return options{}, err
+	}
 	return options{
-		addr:     net.JoinHostPort(*host, strconv.Itoa(*port)),
+		addr:     net.JoinHostPort(addr, strconv.Itoa(*port)),
 		clients:  *clients,
 		messages: *messages,
 		size:     *size,

@@ -17,13 +17,21 @@ func TestParseArgsDefaults(t *testing.T) {
 	}
 }
 
+func TestParseArgsHost(t *testing.T) {
+	o, err := parseArgs([]string{"--port", "7600", "--host", "127.0.0.2"})
+	if err != nil || o.addr != "127.0.0.2:7600" {
+		t.Fatalf("%+v, %v", o, err)
+	}
+}
+
 func TestParseArgsRejects(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"--port", "1", "--clients", "0"}, {"--port", "1", "--messages", "-1"},
 		{"--port", "1", "--size", "-1"}, {"--port", "1", "--type", "256"},
 		{"--port", "1", "--type", "4"}, {"--port", "1", "--type", "8"},
 		{"--port", "1", "--mode", "burst"}, {"--port", "1", "--end", "never"},
-		{"--port", "1", "stray"},
+		{"--port", "1", "stray"}, {"--port", "1", "--host", ""},
+		{"--port", "1", "--host", "nope"}, {"--port", "1", "--host", "300.1.1.1"},
 	} {
 		if _, err := parseArgs(args); err == nil {
 			t.Errorf("%q accepted", args)

@@ -1,8 +1,9 @@
 // Command comm-go-server is the Go server of the msgbench comm workload: it echoes every
 // message as REPLY (workloads/comm/SPEC.md).
 //
-// Usage: comm-go-server --port PORT [--pool N] [--max-body BYTES]
+// Usage: comm-go-server --port PORT [--host ADDR] [--pool N] [--max-body BYTES]
 //
+// It listens on ADDR:PORT only (ADDR an IPv4 address, 127.0.0.1 by default).
 // A listener goroutine accepts connections and runs each session in a goroutine of its own;
 // --pool sets how many OS threads run those goroutines at once (GOMAXPROCS), capped by the
 // CPUs the process may use. Standard library only.
@@ -34,6 +35,7 @@ const name = "comm-go-server"
 const shutdownWait = 1500 * time.Millisecond
 
 type config struct {
+	host    string
 	port    int
 	pool    int
 	maxBody uint64
@@ -42,7 +44,8 @@ type config struct {
 func parseArgs(args []string) (config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // one line on stderr, written by main
-	port := fs.Int("port", 0, "TCP port on 127.0.0.1")
+	port := fs.Int("port", 0, "TCP port to listen on")
+	host := fs.String("host", comm.DefaultHost, "IPv4 address to listen on")
 	pool := fs.Int("pool", 8, "OS threads running handler goroutines at once (GOMAXPROCS)")
 	maxBody := fs.Uint64("max-body", comm.DefaultMaxBody, "largest accepted body length")
 	if err := fs.Parse(args); err != nil {
@@ -60,13 +63,17 @@ func parseArgs(args []string) (config, error) {
 		// any platform and is far above what the workload sends.
 		return config{}, errors.New("--max-body must be at most 2147483647")
 	}
-	return config{port: *port, pool: *pool, maxBody: *maxBody}, nil
+	addr, err := comm.ParseHost(*host)
+	if err != nil {
+		return config{}, err
+	}
+	return config{host: addr, port: *port, pool: *pool, maxBody: *maxBody}, nil
 }
 
 func main() {
 	cfg, err := parseArgs(os.Args[1:])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v (usage: %s --port PORT [--pool N] [--max-body BYTES])\n", name, err, name)
+		fmt.Fprintf(os.Stderr, "%s: %v (usage: %s --port PORT [--host ADDR] [--pool N] [--max-body BYTES])\n", name, err, name)
 		os.Exit(2)
 	}
 	// The pool: at most --pool OS threads execute goroutines at once. More threads than the
@@ -78,7 +85,7 @@ func main() {
 
 	// Go's listener sets SO_REUSEADDR and passes the kernel's somaxconn as backlog (which
 	// caps any larger value anyway).
-	ln, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
+	ln, err := net.Listen("tcp4", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)

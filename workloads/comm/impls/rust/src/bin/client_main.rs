@@ -59,6 +59,10 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
             .ok_or_else(|| format!("{flag} needs a value"))?
             .as_str();
         match flag.as_str() {
+            // The server's address (or name); "" would mean "this host, any address".
+            "--host" if v.is_empty() => {
+                return Err("bad --host '': expected the server's address".to_string())
+            }
             "--host" => a.host = v.to_string(),
             "--port" => a.port = number(flag, v)?,
             "--clients" => a.clients = number(flag, v)?,
@@ -421,6 +425,8 @@ mod tests {
             (a.mode, a.end, a.host.as_str()),
             (Mode::Stream, SessionEnd::End, "127.0.0.1")
         );
+        let a = parse(&["--host", "127.0.0.2", "--port", "7750"]).unwrap();
+        assert_eq!((a.host.as_str(), a.port), ("127.0.0.2", 7750));
     }
 
     #[test]
@@ -434,6 +440,8 @@ mod tests {
             &["--port", "1", "--clients", "0"],
             &["--port", "1", "--clients"],
             &["--port", "1", "--size", "-3"],
+            &["--port", "1", "--host", ""],
+            &["--port", "1", "--host"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -1,23 +1,26 @@
-//! `comm-rust-server --port PORT [--pool N] [--max-body BYTES]`: the echo server.
+//! `comm-rust-server --port PORT [--host ADDR] [--pool N] [--max-body BYTES]`: the echo server.
 //!
-//! Listens on 127.0.0.1:PORT; every message comes back as `REPLY` (SPEC.md §2). SIGTERM or
-//! SIGINT: stop accepting, close every connection, exit 0. Bad arguments: one line on stderr,
-//! exit 2.
+//! Listens on ADDR:PORT and only there (`--host`: an IPv4 address literal, default 127.0.0.1);
+//! every message comes back as `REPLY` (SPEC.md §2). SIGTERM or SIGINT: stop accepting, close
+//! every connection, exit 0. Bad arguments: one line on stderr, exit 2.
 
 use comm_rust::frame::{DEFAULT_MAX_BODY, MAX_MAX_BODY};
 use comm_rust::listener::{Config, Listener};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: comm-rust-server --port PORT [--pool N] [--max-body BYTES]";
+const USAGE: &str =
+    "usage: comm-rust-server --port PORT [--host ADDR] [--pool N] [--max-body BYTES]";
 
 struct Args {
+    host: Ipv4Addr,
     port: u16,
     config: Config,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut port = None;
+    let mut host = Ipv4Addr::LOCALHOST;
     let mut config = Config {
         pool: 8,
         max_body: DEFAULT_MAX_BODY,
@@ -29,6 +32,12 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             .ok_or_else(|| format!("{flag} needs a value"))?
             .as_str();
         match flag.as_str() {
+            // An IPv4 literal only: no names, and not "" (which many APIs take as "any address").
+            "--host" => {
+                host = value
+                    .parse()
+                    .map_err(|_| format!("bad --host '{value}' (an IPv4 address)"))?
+            }
             "--port" => match value.parse::<u16>() {
                 Ok(p) if p > 0 => port = Some(p),
                 _ => return Err(format!("bad --port '{value}'")),
@@ -45,7 +54,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         }
     }
     let port = port.ok_or("--port is required")?;
-    Ok(Args { port, config })
+    Ok(Args { host, port, config })
 }
 
 /// Raises the soft open-files limit to the hard limit, so hundreds of clients fit.
@@ -75,7 +84,7 @@ fn main() -> ExitCode {
         }
     };
     raise_fd_limit();
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+    let addr = SocketAddr::from((args.host, args.port));
     let listener = match Listener::bind(addr, args.config) {
         Ok(l) => l,
         Err(e) => {
@@ -128,6 +137,13 @@ mod tests {
         );
         let a = parse(&["--max-body", "10", "--port", "1", "--pool", "2"]).unwrap();
         assert_eq!((a.port, a.config.pool, a.config.max_body), (1, 2, 10));
+        assert_eq!(a.host, Ipv4Addr::LOCALHOST);
+        let a = parse(&["--port", "1", "--host", "127.0.0.2"]).unwrap();
+        assert_eq!(a.host, Ipv4Addr::new(127, 0, 0, 2));
+        assert_eq!(
+            parse(&["--host", "0.0.0.0", "--port", "1"]).unwrap().host,
+            Ipv4Addr::UNSPECIFIED
+        );
     }
 
     #[test]
@@ -141,6 +157,11 @@ mod tests {
             &["--port", "1", "--pool", "0"],
             &["--port", "1", "--max-body", "-1"],
             &["--port", "1", "--bogus", "1"],
+            &["--port", "1", "--host"],
+            &["--port", "1", "--host", ""],
+            &["--port", "1", "--host", "nope"],
+            &["--port", "1", "--host", "300.1.1.1"],
+            &["--port", "1", "--host", "::1"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
