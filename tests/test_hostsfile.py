@@ -94,3 +94,10 @@ def test_invalid_files_say_what_is_wrong(tmp_path, text, says):
 def test_missing_file(tmp_path):
     with pytest.raises(HostsFileError, match="cannot read it"):
         hostsfile.load(tmp_path / "nope.toml")
+
+
+def test_the_committed_hosts_files_are_valid():
+    from msgbench import paths
+
+    for path in sorted((paths.ROOT / "hosts").glob("*.toml")):
+        assert hostsfile.load(path).split, path
