@@ -239,7 +239,9 @@ def open_sites(hosts_file: HostsFile) -> Iterator[Sites]:
                 raise SiteError(f"netns hosts: {why}")
             names = list(hosts_file.hosts)
             try:
-                topo = stack.enter_context(topology.Topology(names))
+                # Two hosts: one veth pair, the local cluster's wiring (msgbench.raycluster),
+                # so a netns run and a cluster run cross the same network path.
+                topo = stack.enter_context(topology.Topology(names, p2p=len(names) == 2))
             except (topology.TopologyError, OSError) as e:
                 raise SiteError(f"cannot make the netns hosts: {e}") from None
             for name, h in hosts_file.hosts.items():

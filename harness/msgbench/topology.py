@@ -148,6 +148,7 @@ class Topology:
         lossy: list[str] | None = None,
         rate: str | None = None,
         loss_protocols: tuple[str, ...] = ("udp",),
+        p2p: bool = False,
     ):
         if not hosts:
             raise ValueError("a topology needs at least one host")
@@ -172,6 +173,9 @@ class Topology:
         self.hosts: dict[str, Host] = {
             name: Host(name, f"{self.tag}-{i}", f"{SUBNET}.{i + 2}") for i, name in enumerate(hosts)
         }
+        if p2p and len(hosts) != 2:
+            raise ValueError(f"a point-to-point topology joins exactly two hosts, not {hosts}")
+        self.p2p = p2p
         self.switch = f"{self.tag}-sw"
         self._made: list[str] = []
         self._old_sigterm = None
@@ -187,7 +191,9 @@ class Topology:
         return {
             "kind": "netns",
             "hosts": {h.name: {"netns": h.netns, "addr": h.addr} for h in self.hosts.values()},
-            "bridge": "br0 (mcast_snooping 0)",
+            "bridge": "none: one veth pair (point to point)"
+            if self.p2p
+            else "br0 (mcast_snooping 0)",
             "loss_percent": self.loss_percent,
             "lossy": self.lossy if self.loss_percent else [],
             "loss_protocols": list(self.loss_protocols) if self.loss_percent else [],
@@ -242,10 +248,30 @@ class Topology:
             self._old_sigterm = None
 
     def _create(self) -> None:
-        all_ns = [self.switch, *(h.netns for h in self.hosts.values())]
+        all_ns = [*([] if self.p2p else [self.switch]), *(h.netns for h in self.hosts.values())]
         for name in all_ns:
             _ip(["netns", "add", name])
             self._made.append(name)
+        if self.p2p:
+            self._join_p2p()
+        else:
+            self._join_bridge()
+        self._faults()
+
+    def _join_p2p(self) -> None:
+        """Two hosts, one veth pair between them: the wiring of two machines on one cable (and
+        of msgbench.raycluster's two nodes), with no bridge forwarding in the path."""
+        a, b = self.hosts.values()
+        _ip(["-n", a.netns, "link", "add", IFACE, "type", "veth", "peer", "name", IFACE,
+             "netns", b.netns])  # fmt: skip
+        for h in (a, b):
+            _ip(
+                ["-n", h.netns, "-batch", "-"],
+                f"link set lo up\naddr add {h.addr}/24 dev {IFACE}\nlink set {IFACE} up\n"
+                f"route add {MCAST_ROUTE} dev {IFACE}\n",
+            )
+
+    def _join_bridge(self) -> None:
         switch = [
             "link add br0 type bridge mcast_snooping 0",
             "link set lo up",
@@ -261,6 +287,8 @@ class Topology:
                 f"link set lo up\naddr add {h.addr}/24 dev {IFACE}\nlink set {IFACE} up\n"
                 f"route add {MCAST_ROUTE} dev {IFACE}\n",
             )
+
+    def _faults(self) -> None:
         if self.loss_percent > 0:
             reason = loss_unavailable_reason()
             if reason:
