@@ -483,3 +483,32 @@ def test_a_run_from_before_issue_13_still_renders_its_machine():
     text = repr(doc.blocks)
     assert "old-host" in text and "virtualized" in text and "Load" not in text
     assert "fingerprint" not in text
+
+
+def test_marked_processes_count_as_the_labs_own_across_their_exit():
+    """A run on Ray starts its drivers through Ray's processes: the load watch counts the
+    processes marked with the run's token, and, once one is reaped, its time in the parent that
+    reaped it, so the sum never drops when a marked process exits."""
+    import subprocess
+    import sys
+    import time
+
+    from msgbench import loadwatch
+
+    reader = loadwatch.ProcReader()
+    reader.marker = b"MSGBENCH_TEST_MARK=7f3a"
+    assert reader.marked_ticks(set()) == 0  # nothing marked yet
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    child = subprocess.Popen(
+        [sys.executable, "-c", spin + "time.sleep(30)"],
+        env={"MSGBENCH_TEST_MARK": "7f3a", "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while (alive := reader.marked_ticks(set())) < 20 and time.monotonic() < deadline:
+            time.sleep(0.1)  # 0.3 s of CPU: at least 20 ticks at 100 Hz
+        assert alive >= 20
+    finally:
+        child.kill()
+        child.wait()
+    assert reader.marked_ticks(set()) >= alive, "its time moved into this process's cutime"

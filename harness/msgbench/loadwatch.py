@@ -9,6 +9,12 @@ reads /proc/stat and the stat files of the lab's processes only (found through t
 threads such as a browser's (measured on the lab's 2-core VM), i.e. at most ~0.2% of one CPU at
 one sample a second; the record says what it cost (`sampler_cpu_seconds`). Nothing here may
 fail a run: an error becomes a note in the record.
+
+A run whose roles are on Ray nodes (docs/hosts.md) starts its drivers and implementations through
+Ray's processes, not as this process's descendants: there the lab's own processes are also those
+marked with the run's token in their environment (`mark()`), and the Ray workers that started
+them, for the CPU of the marked children they reaped. Ray's own work stays foreign: what the
+cluster's processes take from the trials' CPUs is what the record then shows.
 """
 
 from __future__ import annotations
@@ -75,6 +81,10 @@ class ProcReader:
     def __init__(self, root: Path = Path("/")):
         self.proc = str(root / "proc")
         self._children_lists: bool | None = None
+        # The run's token (`NAME=value` in a process's environment), and the parents that
+        # reaped marked children: {pid: their cutime + cstime when adopted}.
+        self.marker: bytes | None = None
+        self._adopted: dict[int, int] = {}
 
     def cpu_times(self) -> dict[int, CpuTimes]:
         out = {}
@@ -96,8 +106,47 @@ class ProcReader:
         """utime + stime + cutime + cstime summed over pid and its live descendants. A child that
         exits and is reaped moves its time into its parent's cutime/cstime, so the sum carries on
         across exits and its differences are the tree's CPU use; a process that vanishes between
-        two reads is skipped (its time shows up in its parent's at the next sample)."""
-        return sum(self._ticks(p) for p in self._tree(pid))
+        two reads is skipped (its time shows up in its parent's at the next sample). With a
+        marker, the marked processes outside the tree count too (marked_ticks)."""
+        tree = self._tree(pid)
+        own = sum(self._ticks(p) for p in tree)
+        return own + self.marked_ticks(set(tree)) if self.marker else own
+
+    def marked_ticks(self, exclude: set[int]) -> int:
+        """The ticks of every live process whose environment holds the marker (outside
+        `exclude`), plus the children's ticks (cutime + cstime, since adoption) of the unmarked
+        parents that started them: a marked child's time moves there when it is reaped, so the
+        sum carries on across exits as tree_ticks' does."""
+        marked: dict[int, list[bytes]] = {}
+        for entry in os.listdir(self.proc):
+            if not entry.isdigit() or int(entry) in exclude:
+                continue
+            try:
+                env = _read(f"{self.proc}/{entry}/environ")
+            except OSError:
+                continue
+            if self.marker in env.split(b"\0"):
+                fields = self._stat(int(entry))
+                if fields:
+                    marked[int(entry)] = fields
+        total = sum(sum(int(x) for x in f[11:15]) for f in marked.values())
+        for fields in marked.values():
+            parent = int(fields[1])
+            if parent not in marked and parent not in exclude and parent not in self._adopted:
+                reaped = self._reaped(parent)
+                if reaped is not None:
+                    self._adopted[parent] = reaped
+        for parent, base in list(self._adopted.items()):
+            reaped = self._reaped(parent)
+            if reaped is None:
+                del self._adopted[parent]  # gone: what it reaped is no longer readable
+            else:
+                total += reaped - base
+        return total
+
+    def _reaped(self, pid: int) -> int | None:
+        fields = self._stat(pid)
+        return int(fields[13]) + int(fields[14]) if fields else None
 
     def _ticks(self, pid: int) -> int:
         fields = self._stat(pid)
@@ -239,6 +288,12 @@ class LoadWatch:
         self.sampler_cpu_s += time.thread_time() - t0
         self._thread = threading.Thread(target=self._loop, name="msgbench-loadwatch", daemon=True)
         self._thread.start()
+
+    def mark(self, name: str, value: str) -> None:
+        """Count processes with `name=value` in their environment as the lab's own (a run's
+        processes started through Ray: the module's docstring)."""
+        if isinstance(self.reader, ProcReader):
+            self.reader.marker = f"{name}={value}".encode()
 
     def stop(self) -> dict:
         """Stop sampling, take the last (partial) sample, and return the load record."""

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from . import (
     budget,
+    hostagent,
     loadwatch,
     machine,
     registry,
@@ -235,6 +236,8 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
                 except SiteError as e:
                     raise PlanError(str(e)) from None
                 hosts_record = {"file": req.hosts_file.as_json(), "hosts": opened.describe()}
+                if req.hosts_file.kind == "ray":  # its trials run under Ray's processes
+                    watch.mark(hostagent.TOKEN_ENV, opened.token)
             measured = runner.measure(
                 measurable,
                 req.profile,
