@@ -114,3 +114,31 @@ def test_a_sweep_over_two_hosts_reads_ratios_within_each(tmp_path):
     table = blocks[-1]
     assert table.headers == ["implementation", "n1", "n2", "nodes"]
     assert [row[0].text for row in table.rows] == ["baseline (floor)", "c"]
+
+
+def test_the_report_says_where_the_roles_ran():
+    from msgbench.report.sections.environment import hosts_table
+
+    hosts = {
+        "file": {"path": "h.toml", "kind": "ray", "roles": {"driver": "a", "impl": "b"}},
+        "hosts": {
+            "a": {"kind": "ray", "addr": "10.0.0.1", "node_id": "ab" * 14, "machine": "m1"},
+            "b": {"kind": "ray", "addr": "10.0.0.2", "node_id": "cd" * 14, "machine": "m1"},
+        },
+        "cluster_processes": {"b": {"count": 9, "cpu_s_during_run": 0.4, "allowed_cpus": [0]}},
+        "binaries": {"files": {"/x": {"a": "1", "b": "2"}}, "identical": False},
+    }
+    table = hosts_table(hosts)
+    assert [r[2].text for r in table.rows] == ["driver", "impl"]
+    assert table.rows[1][6].text == "9 processes, 0.4 s of CPU over the run, allowed on CPUs 0"
+    assert "DIFFER between hosts" in table.caption
+
+
+def test_binaries_are_compared_across_hosts(tmp_path):
+    prog = tmp_path / "prog"
+    prog.write_bytes(b"same")
+    hf = hostsfile.parse(roles("local"), "test")
+    with sites.open_sites(hf) as opened:
+        same = opened.binaries([str(prog), str(tmp_path / "missing")])
+    assert same["files"][str(prog)]["a"] == same["files"][str(prog)]["b"]
+    assert same["identical"] is False  # a program missing everywhere is not "the same"

@@ -18,6 +18,7 @@ from . import (
     hostagent,
     loadwatch,
     machine,
+    paths,
     registry,
     results,
     runner,
@@ -238,6 +239,9 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
                 hosts_record = {"file": req.hosts_file.as_json(), "hosts": opened.describe()}
                 if req.hosts_file.kind == "ray":  # its trials run under Ray's processes
                     watch.mark(hostagent.TOKEN_ENV, opened.token)
+                    if req.build:
+                        build_on_nodes(opened, bp, hooks)
+                hosts_record["binaries"] = opened.binaries(binaries_of(bp))
             measured = runner.measure(
                 measurable,
                 req.profile,
@@ -273,6 +277,32 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     failed = any(r["status"] == "fail" for r in doc["results"])
     code = 130 if measured.interrupted else (1 if failed else 0)
     return Outcome(doc, run_dir, json_file, code)  # doc['durations']: the run's timings
+
+
+NODE_BUILD_TIMEOUT_S = 1800
+
+
+def build_on_nodes(opened: Sites, bp: BenchPlan, hooks: Hooks) -> None:
+    """Every Ray node builds what the run measures, with its own toolchains and the same
+    profiles.toml (docs/hosts.md); one after the other, as nodes may share a file system."""
+    for name, site in opened.by_name.items():
+        for w, _, impls in bp.plan:
+            argv = [str(paths.ROOT / "msgbench"), "build", w.name]
+            argv += [a for i in impls if not i.absent for a in ("--impl", i.id)]
+            done = site.build(argv, NODE_BUILD_TIMEOUT_S)
+            if done.returncode != 0:
+                tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+                raise PlanError(f"host {name}: `{' '.join(argv[1:])}` failed: {' | '.join(tail)}")
+        hooks.message(f"built on host {name}")
+
+
+def binaries_of(bp: BenchPlan) -> list[str]:
+    """The programs a run starts: each implementation's and each driver's executable."""
+    files = {str(i.executable) for i in bp.selected if not i.absent}
+    for w, scenarios, _ in bp.plan:
+        for s in scenarios:  # the driver's program, and its script where it is one
+            files.update(a for a in w.driver(s.driver) if Path(a).is_file())
+    return sorted(f for f in files if f.startswith("/"))
 
 
 def assemble(

@@ -34,6 +34,7 @@ from .sites import (
     SiteError,
     agent_argv,
     agent_free_port,
+    file_hashes,
     read_agent_address,
     stop_agent,
 )
@@ -69,6 +70,11 @@ def _run(argv: list[str], timeout_s: float, env: dict[str, str], runner_host: st
         "stderr": done.stderr,
         "log": back,
     }
+
+
+@ray.remote(num_cpus=0)
+def _hashes(files: list[str]) -> dict:
+    return file_hashes(files)
 
 
 @ray.remote(num_cpus=0)
@@ -188,6 +194,13 @@ class RaySite(Site):
             return ray.get(self._actor.free_port.remote(self.addr), timeout=CONNECT_TIMEOUT_S)
         except ray.exceptions.RayError as e:
             raise SiteError(f"host {self.name}: {e}") from None
+
+    def hashes(self, files: list[str]) -> dict[str, str | None]:
+        return ray.get(_hashes.options(scheduling_strategy=self.strategy).remote(files))
+
+    def build(self, argv: list[str], timeout_s: float) -> Ran:
+        """`msgbench build ...` on this node, with its own toolchains and profiles.toml."""
+        return self.run(argv, timeout_s, {})
 
     def describe(self) -> dict:
         facts = self.facts

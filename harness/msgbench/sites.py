@@ -16,6 +16,7 @@ whatever happened (the namespaces deleted, the agents stopped, the Ray actors ki
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -82,8 +83,27 @@ class Site:
     def describe(self) -> dict:
         return {"kind": self.kind, "addr": self.addr, "cpus": list(self.cpus) or None}
 
+    def hashes(self, files: list[str]) -> dict[str, str | None]:
+        """sha256 of each file as this host sees it (None: missing there)."""
+        return file_hashes(files)
+
+    def build(self, argv: list[str], timeout_s: float) -> Ran:
+        """Builds what a run needs on this host (`msgbench build ...`); here: nothing to do,
+        the runner's own build step has built it."""
+        return Ran(0, "", "")
+
     def close(self) -> None:
         pass
+
+
+def file_hashes(files: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for f in files:
+        try:
+            out[f] = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+        except OSError:
+            out[f] = None
+    return out
 
 
 class LocalSite(Site):
@@ -216,6 +236,14 @@ class Sites:
 
     def describe(self) -> dict:
         return {name: site.describe() for name, site in self.by_name.items()}
+
+    def binaries(self, files: list[str]) -> dict:
+        """Whether every host runs the same binaries: {"files": {file: {host: sha256}},
+        "identical": bool} (docs/hosts.md)."""
+        per_host = {name: site.hashes(files) for name, site in self.by_name.items()}
+        table = {f: {name: per_host[name][f] for name in per_host} for f in files}
+        same = all(len(set(h.values())) == 1 and None not in h.values() for h in table.values())
+        return {"files": table, "identical": same}
 
     def costs(self) -> dict:
         """What the cluster's own processes cost on each host over the run (Ray's: hosts.md)."""

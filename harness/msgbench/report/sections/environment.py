@@ -51,6 +51,10 @@ def environment(doc: Doc, run: dict) -> None:
     if tools:
         group.append(("Toolchains", _kv_table([(k, plain(v)) for k, v in tools.items()], "tools")))
     doc.blocks.append(Group(group))
+    hosts = run.get("hosts")
+    if hosts:
+        doc.heading(3, "Hosts", "hosts", toc=False)
+        doc.blocks.append(hosts_table(hosts))
     flags = run.get("flags") or {}
     if flags:
         doc.heading(3, "Release flags", "flags", toc=False)
@@ -65,6 +69,50 @@ def environment(doc: Doc, run: dict) -> None:
         doc.blocks.append(
             Table(["language", "release flags (profiles.toml)"], rows, [False, False])
         )
+
+
+def hosts_table(hosts: dict) -> Table:
+    """Where the roles ran (`--hosts`, docs/hosts.md): each host, its role, its machine, what
+    the cluster's own processes cost there, whether the binaries were the same everywhere."""
+    f = hosts.get("file") or {}
+    roles = f.get("roles") or {}
+    sweep = f.get("sweep") or {}
+    costs = hosts.get("cluster_processes") or {}
+    binaries = hosts.get("binaries") or {}
+    rows = []
+    for name, h in (hosts.get("hosts") or {}).items():
+        role = ", ".join(r for r, n in roles.items() if n == name) or (
+            "sweep node" if name in (sweep.get("nodes") or []) else "—"
+        )
+        cost = costs.get(name)
+        cost_text = (
+            f"{cost['count']} processes, {cost['cpu_s_during_run']} s of CPU over the run, "
+            f"allowed on CPUs {plain(cost['allowed_cpus'])}"
+            if cost
+            else "—"
+        )
+        where = h.get("netns") or h.get("node_id", "")[:12] or "—"
+        rows.append(
+            [Cell(name), Cell(h.get("kind", "")), Cell(role), Cell(h.get("addr", "")),
+             Cell(where, "code"), Cell(h.get("machine") or "—", "code"), Cell(cost_text)]
+        )  # fmt: skip
+    same = binaries.get("identical")
+    caption = f"hosts file {f.get('path', '')} ({f.get('kind', '')})"
+    if sweep:
+        caption += "; sweep, " + ("concurrent" if sweep.get("concurrent") else "nodes in turn")
+    if same is not None:
+        n = len(binaries.get("files") or {})
+        caption += (
+            f"; the {n} programs the run started are identical on every host (sha256)"
+            if same
+            else f"; the {n} programs the run started DIFFER between hosts (run.hosts.binaries)"
+        )
+    return Table(
+        ["host", "kind", "role", "address", "namespace / node", "machine", "cluster's processes"],
+        rows,
+        [False] * 7,
+        caption=caption,
+    )
 
 
 def _machine_items(m: dict) -> list[tuple[str, str]]:
