@@ -227,21 +227,24 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
     # The machine's load before and during the trials (run.load); stopped whatever happens.
     watch = loadwatch.LoadWatch(loadwatch.watched_cpus(bp.where.as_json()))
     hosts_record = None
-    try:
-        watch.start()
-        with ExitStack() as stack:
-            opened = None
-            if req.hosts_file is not None:
-                try:
-                    opened = stack.enter_context(open_sites(req.hosts_file))
-                except SiteError as e:
-                    raise PlanError(str(e)) from None
-                hosts_record = {"file": req.hosts_file.as_json(), "hosts": opened.describe()}
-                if req.hosts_file.kind == "ray":  # its trials run under Ray's processes
-                    watch.mark(hostagent.TOKEN_ENV, opened.token)
-                    if req.build:
-                        build_on_nodes(opened, bp, hooks)
-                hosts_record["binaries"] = opened.binaries(binaries_of(bp))
+    with ExitStack() as stack:
+        # The hosts first (a Ray node builds what the run measures): none of that is the
+        # trials' load. Then the machine's load before and during the trials (run.load).
+        opened = None
+        if req.hosts_file is not None:
+            try:
+                opened = stack.enter_context(open_sites(req.hosts_file))
+            except SiteError as e:
+                raise PlanError(str(e)) from None
+            hosts_record = {"file": req.hosts_file.as_json(), "hosts": opened.describe()}
+            if req.hosts_file.kind == "ray":  # its trials run under Ray's processes
+                watch.mark(hostagent.TOKEN_ENV, opened.token)
+                if req.build:
+                    build_on_nodes(opened, bp, hooks)
+            hosts_record["binaries"] = opened.binaries(binaries_of(bp))
+            opened.start_costs()
+        try:
+            watch.start()
             measured = runner.measure(
                 measurable,
                 req.profile,
@@ -254,8 +257,8 @@ def execute(bp: BenchPlan, hooks: Hooks) -> Outcome:
             )
             if opened is not None and hosts_record is not None:
                 hosts_record["cluster_processes"] = opened.costs()
-    finally:
-        load = watch.stop()
+        finally:
+            load = watch.stop()
     hooks.finished_measuring()
     if measured.interrupted:
         hooks.message("interrupted: keeping the trials measured so far")

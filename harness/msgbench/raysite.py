@@ -211,10 +211,15 @@ class RaySite(Site):
             "fingerprint": facts["machine"],
         }
 
-    def ray_cost(self) -> dict:
-        """Ray's processes on this node now, beside what they were when the run began."""
+    def start_costs(self) -> None:
+        """Ray's processes on this node as the trials begin (after the node's build)."""
         now = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
-        began = self.facts["ray_processes"]
+        self.began = now["ray_processes"]
+
+    def ray_cost(self) -> dict:
+        """Ray's processes on this node now, beside what they were when the trials began."""
+        now = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
+        began = getattr(self, "began", None) or self.facts["ray_processes"]
         return {
             "count": now["ray_processes"]["count"],
             "cpu_s_during_run": round(now["ray_processes"]["cpu_s"] - began["cpu_s"], 2),

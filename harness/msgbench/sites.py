@@ -245,6 +245,12 @@ class Sites:
         same = all(len(set(h.values())) == 1 and None not in h.values() for h in table.values())
         return {"files": table, "identical": same}
 
+    def start_costs(self) -> None:
+        """From now on, what the cluster's processes cost is the run's (costs())."""
+        for site in self.by_name.values():
+            if hasattr(site, "start_costs"):
+                site.start_costs()
+
     def costs(self) -> dict:
         """What the cluster's own processes cost on each host over the run (Ray's: hosts.md)."""
         return {
