@@ -121,12 +121,17 @@ class _Agent:
 
 
 def ray_processes() -> dict:
-    """Ray's own processes on this node: their CPU seconds so far and the CPUs each may use."""
+    """Ray's own processes on this node: their CPU seconds so far and the CPUs each may use.
+    Only those in this task's network namespace: two nodes of one machine (msgbench.raycluster)
+    see each other's processes, but each node has a namespace of its own."""
     tick = os.sysconf("SC_CLK_TCK")
     cpu_s, allowed = 0.0, set()
     count = 0
+    here = os.readlink("/proc/self/ns/net")
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
+            if os.readlink(f"/proc/{pid}/ns/net") != here:
+                continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
             if not any(m in cmd for m in (b"raylet", b"gcs_server", b"ray::", b"ray/")):
                 continue
