@@ -32,17 +32,23 @@ while True:
 """
 
 
-@pytest.fixture
-def agent(tmp_path):
+def start_agent(log_dir) -> tuple[subprocess.Popen, str]:
+    """An agent as the runner starts it: its stdin the control channel; (process, address)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "msgbench.hostagent", "--listen", "127.0.0.1",
-         "--log-dir", str(tmp_path / "logs")],
+         "--log-dir", str(log_dir)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         env={**os.environ, hostagent.TOKEN_ENV: TOKEN},
     )  # fmt: skip
     said = json.loads(proc.stdout.readline())
     assert said["agent"] == "ready"
-    yield said["address"]
+    return proc, said["address"]
+
+
+@pytest.fixture
+def agent(tmp_path):
+    proc, address = start_agent(tmp_path / "logs")
+    yield address
     proc.stdin.close()
     assert proc.wait(10) == 0
 
@@ -133,12 +139,7 @@ def test_refuses_strangers_and_bad_requests(agent, tmp_path):
 
 
 def test_the_agent_exits_with_its_runner_and_kills_what_runs(tmp_path):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "msgbench.hostagent", "--log-dir", str(tmp_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        env={**os.environ, hostagent.TOKEN_ENV: TOKEN},
-    )  # fmt: skip
-    address = json.loads(proc.stdout.readline())["address"]
+    proc, address = start_agent(tmp_path)
     c = AgentClient(address, TOKEN)
     port = free_port(c)
     pid = c.call("start", argv=server_argv(tmp_path, port), log="w.log")["pid"]
@@ -173,12 +174,7 @@ def test_the_control_channel_gives_free_ports_only(tmp_path):
     """The runner asks for ports on the agent's stdin: it may not reach the agent's address."""
     from msgbench.sites import SiteError, agent_free_port
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "msgbench.hostagent", "--log-dir", str(tmp_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        env={**os.environ, hostagent.TOKEN_ENV: TOKEN},
-    )  # fmt: skip
-    json.loads(proc.stdout.readline())
+    proc, _ = start_agent(tmp_path)
     port = agent_free_port(proc, "127.0.0.1", "here")
     assert 0 < port < 65536
     with socket.socket() as s:

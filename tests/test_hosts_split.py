@@ -51,7 +51,8 @@ def test_driver_and_implementation_on_two_hosts(tmp_path, kind, workload, scenar
             assert doc["impl"]["cpu_us_per_op"] > 0 and doc["impl"]["maxrss_kb"] > 0
             assert doc["impl"]["run_delay_us_per_op"] >= 0
         for doc in local:
-            assert "roles" not in doc and "host" not in doc["impl"]
+            assert doc["roles"] == {"driver": "local", "impl": "local"}
+            assert "host" not in doc["impl"]
             assert doc["impl"]["run_delay_us_per_op"] >= 0
         if workload == "comm":  # the same work, every reply checked, on both
             assert {d["replies_checked"] for d in remote} == {d["replies_checked"] for d in local}

@@ -27,6 +27,7 @@ from .topology import TopologyError
 from .trials import TrialFailed
 
 DEFAULT_TRIAL_TIMEOUT_S = 300
+LOCAL_ROLES = {"driver": "local", "impl": "local"}  # no hosts file: this machine's process tree
 PLACEMENTS = ("split", "same", "none")
 
 
@@ -113,8 +114,9 @@ def run_trial(
     doc = instructions.measure_trial(kind, ctx) if quantity == "instructions" else kind.run(ctx)
     if hosts is not None:
         doc.setdefault("hosts", hosts.description)
-    if sites is not None:  # which host of the run's hosts file each role ran on
-        doc["roles"] = dict(sites.file.roles)
+    # Which host each role ran on: a host of the run's hosts file, or this machine's process
+    # tree (docs/hosts.md); echonet's nodes and controller are in `hosts` above.
+    doc["roles"] = dict(sites.file.roles) if sites is not None else dict(LOCAL_ROLES)
     return doc
 
 
