@@ -40,14 +40,13 @@ import tty
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
-from msgbench.hostagent import AgentClient, AgentError, run_delay_ns  # noqa: E402  (stdlib only)
+from msgbench import hostagent  # noqa: E402  (standard library only)
+from msgbench.hostagent import AgentClient, AgentError, run_delay_ns  # noqa: E402
 
 READY_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
 #: Exit status of a bad command line (argparse's own).
 USAGE = 2
-#: Linux's CPUCLOCK_SCHED: the process clock of user + system time, to the nanosecond.
-_CPUCLOCK_SCHED = 2
 
 
 class TrialError(Exception):
@@ -126,28 +125,22 @@ def pinned(cpus: list[int] | None):
 # ------------------------------------------------------------------------- the server process
 
 
-def process_cpu_clock(pid: int) -> int:
-    """The clock id of process `pid`'s CPU clock, as glibc's clock_getcpuclockid makes it:
-    Linux's MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) = (~pid << 3) | CPUCLOCK_SCHED."""
-    return ((~pid) << 3) | _CPUCLOCK_SCHED
-
-
 def process_cpu_ns(pid: int) -> int:
     """CPU time (user + system) of every thread `pid` has had, in ns, read while it is alive:
     the kernel's thread_group_cputime, exact, where /proc/<pid>/stat counts 10 ms ticks
-    (drivers/kit/src/clock.rs says why this clock)."""
+    (drivers/kit/src/clock.rs says why this clock). The host agent's reader, which a remote
+    server is measured with too."""
     try:
-        return time.clock_gettime_ns(process_cpu_clock(pid))
-    except OSError as e:
-        raise TrialError(f"cannot read the CPU clock of process {pid}: {e}") from None
+        return hostagent.process_cpu_ns(pid)
+    except AgentError as e:
+        raise TrialError(str(e)) from None
 
 
 def proc_status_kb(pid: int, name: str) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(name + ":"):
-                return int(line.split()[1])
-    raise TrialError(f"/proc/{pid}/status has no {name}")
+    try:
+        return hostagent.status_kb(pid, name)
+    except AgentError as e:
+        raise TrialError(str(e)) from None
 
 
 class LocalServer:

@@ -35,7 +35,7 @@ from .sites import (
     agent_argv,
     agent_free_port,
     file_hashes,
-    read_agent_address,
+    spawn_agent,
     stop_agent,
 )
 
@@ -93,14 +93,9 @@ class _Agent:
 
     def __init__(self, addr: str, avoid_cpus: tuple[int, ...], token: str):
         self.log_dir = Path(tempfile.mkdtemp(prefix="msgbench-agent-"))
-        self.proc = subprocess.Popen(
-            agent_argv(addr, self.log_dir, avoid_cpus),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "MSGBENCH_AGENT_TOKEN": token},
+        self.proc, self.address = spawn_agent(
+            agent_argv(addr, self.log_dir, avoid_cpus), token, addr
         )
-        self.address = read_agent_address(self.proc, addr)
 
     def where(self) -> str:
         return self.address
@@ -157,6 +152,7 @@ class RaySite(Site):
         self._actor = None
         self._log_dir: Path | None = None
         self.facts = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
+        self.began = self.facts["ray_processes"]  # until start_costs(): as the node was found
         if self.facts["root"] != str(paths.ROOT):
             raise SiteError(
                 f"host {name}: msgbench is at {self.facts['root']} on node {self.addr}, at "
@@ -218,18 +214,20 @@ class RaySite(Site):
 
     def start_costs(self) -> None:
         """Ray's processes on this node as the trials begin (after the node's build)."""
-        now = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
-        self.began = now["ray_processes"]
+        self.began = self._ray_processes()
 
-    def ray_cost(self) -> dict:
+    def cluster_cost(self) -> dict:
         """Ray's processes on this node now, beside what they were when the trials began."""
-        now = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
-        began = getattr(self, "began", None) or self.facts["ray_processes"]
+        now, began = self._ray_processes(), self.began
         return {
-            "count": now["ray_processes"]["count"],
-            "cpu_s_during_run": round(now["ray_processes"]["cpu_s"] - began["cpu_s"], 2),
-            "allowed_cpus": now["ray_processes"]["allowed_cpus"],
+            "count": now["count"],
+            "cpu_s_during_run": round(now["cpu_s"] - began["cpu_s"], 2),
+            "allowed_cpus": now["allowed_cpus"],
         }
+
+    def _ray_processes(self) -> dict:
+        facts = ray.get(_describe.options(scheduling_strategy=self.strategy).remote())
+        return facts["ray_processes"]
 
     def close(self) -> None:
         if self._actor is None:

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import secrets
+import selectors
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -87,6 +88,13 @@ class Site:
         """sha256 of each file as this host sees it (None: missing there)."""
         return file_hashes(files)
 
+    def start_costs(self) -> None:
+        """From now on, what the cluster's own processes cost here is the run's (Ray hosts)."""
+
+    def cluster_cost(self) -> dict | None:
+        """What the cluster's own processes cost here since start_costs(); None: no cluster."""
+        return None
+
     def build(self, argv: list[str], timeout_s: float) -> Ran:
         """Builds what a run needs on this host (`msgbench build ...`); here: nothing to do,
         the runner's own build step has built it."""
@@ -126,14 +134,10 @@ class LocalSite(Site):
         return Ran(done.returncode, done.stdout, done.stderr)
 
     def _start_agent(self, log_dir: Path, avoid_cpus: tuple[int, ...]) -> str:
-        self._proc = subprocess.Popen(
-            self.wrap(agent_argv(self.addr, log_dir, avoid_cpus)),
-            stdin=subprocess.PIPE,  # closed by close(): the agent then exits
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, hostagent.TOKEN_ENV: self.token},
+        self._proc, address = spawn_agent(
+            self.wrap(agent_argv(self.addr, log_dir, avoid_cpus)), self.token, self.name
         )
-        return read_agent_address(self._proc, self.name)
+        return address
 
     def describe(self) -> dict:
         return {**super().describe(), "machine": machine.fingerprint_id(machine.fingerprint())}
@@ -170,10 +174,21 @@ def agent_argv(addr: str, log_dir: Path, avoid_cpus: tuple[int, ...]) -> list[st
     return argv
 
 
+def spawn_agent(argv: list[str], token: str, name: str) -> tuple[subprocess.Popen, str]:
+    """Starts an agent (argv from agent_argv, perhaps wrapped) with the run's token; returns it
+    and the address it listens on. Its stdin is the control channel: closing it ends the agent."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, hostagent.TOKEN_ENV: token},
+    )
+    return proc, read_agent_address(proc, name)
+
+
 def read_agent_address(proc: subprocess.Popen, name: str) -> str:
     """The agent's first line says where it listens; anything else is a failure to start."""
-    import selectors
-
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         ready = sel.select(AGENT_START_TIMEOUT_S)
@@ -248,16 +263,12 @@ class Sites:
     def start_costs(self) -> None:
         """From now on, what the cluster's processes cost is the run's (costs())."""
         for site in self.by_name.values():
-            if hasattr(site, "start_costs"):
-                site.start_costs()
+            site.start_costs()
 
     def costs(self) -> dict:
         """What the cluster's own processes cost on each host over the run (Ray's: hosts.md)."""
-        return {
-            name: site.ray_cost()
-            for name, site in self.by_name.items()
-            if hasattr(site, "ray_cost")
-        }
+        measured = {name: site.cluster_cost() for name, site in self.by_name.items()}
+        return {name: cost for name, cost in measured.items() if cost is not None}
 
 
 @contextmanager
