@@ -133,18 +133,30 @@ def test_a_ratio_is_placed_against_1_after_widening_by_the_noise_band(ratio_, ba
     assert section.side(ratio_, band, n) == expected
 
 
+def test_each_verdict_shows_the_interval_it_was_read_from():
+    # a CI wholly below 1 that the run's ±20% A/A band widens across 1: the row must show
+    # the widened interval, or "no difference" beside [0.84, 0.93] reads as a mistake
+    ratio_, band = r(0.84, 0.86, 0.93), [1 / 1.2, 1.2]
+    assert section.side(ratio_, band, 5) == "tie"
+    assert section.widened_text(ratio_, band) == "A/A band ±20%: widened [0.700, 1.12]"
+    assert section.widened_text(ratio_, None).startswith("no A/A band")
+    assert section.widened_text(None, band) == ""
+
+
 @pytest.mark.parametrize(
     "ratio_, seed, verdict, detail",
     [
         (r(0.55, 0.6, 0.7), 0.625, "holds", "the seed's figure lies in the CI"),
         (r(0.7, 0.8, 0.9), 0.625, "holds", "in direction"),
         (r(1.3, 1.4, 1.5), 0.625, "reversed", ""),
-        (r(0.9, 1.0, 1.1), 3.0, "no difference outside the noise", ""),
+        (r(0.9, 1.0, 1.1), 3.0, "no difference outside the noise", "the seed's 3.00× lies out"),
+        (r(0.5, 1.0, 2.0), 1.6, "no difference outside the noise", ""),  # 1.6 is inside
     ],
 )
 def test_a_ratio_claim_holds_reverses_or_ties(ratio_, seed, verdict, detail):
     v = section.ratio_verdict(ratio_, None, 5, seed)
-    assert v.text == verdict and v.detail.startswith(detail)
+    assert v.text == verdict
+    assert v.detail.startswith(detail) if detail else v.detail == ""
 
 
 @pytest.mark.parametrize(

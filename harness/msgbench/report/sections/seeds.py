@@ -68,6 +68,18 @@ def side(r: dict | None, band: list[float] | None, n: int | None) -> str:
     return "above" if lo > 1.0 else "below" if hi < 1.0 else "tie"
 
 
+def widened_text(r: dict | None, band: list[float] | None) -> str:
+    """The interval a verdict is read from, shown beside the ratio's own CI so every verdict
+    can be checked by eye: the A/A band (±%) and the CI widened by it."""
+    if r is None or not r.get("ci95"):
+        return ""
+    if not band:
+        return "no A/A band in this run: the CI itself"
+    m = band[1]
+    lo, hi = r["ci95"][0] / m, r["ci95"][1] * m
+    return f"A/A band ±{(m - 1) * 100:.0f}%: widened [{fmt_num(lo)}, {fmt_num(hi)}]"
+
+
 def direction_verdict(where: str, expected: str) -> Verdict:
     """A claim that a ratio lies on the `expected` side of 1 ("above" or "below")."""
     if where == "unknown":
@@ -87,6 +99,11 @@ def ratio_verdict(r: dict | None, band, n, seed: float) -> Verdict:
             if inside
             else f"in direction; the seed's figure {fmt_num(seed)}× lies outside the CI"
         )
+    elif v.text == NO_DIFFERENCE:
+        m = band[1] if band else 1.0
+        lo, hi = r["ci95"][0] / m, r["ci95"][1] * m
+        if not lo <= seed <= hi:
+            v.detail = f"the seed's {fmt_num(seed)}× lies outside even the widened interval"
     return v
 
 
@@ -177,7 +194,8 @@ def judge(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdict]:
     r = view.ratio(scenario, m, a, b)
     n, band = view.trials(scenario, m, a, b), view.band(scenario, m)
     text, sub = ratio_text(r)
-    figure = text + (f" {sub}" if sub else "")
+    widened = widened_text(r, band)
+    figure = text + (f" {sub}" if sub else "") + (f"; {widened}" if widened else "")
     compared = f"{a} ÷ {b}"
     if r is None:
         return compared, figure, unmeasured(view, scenario, m, a, b)
@@ -221,7 +239,11 @@ def _judge_order(c: dict, view: RunView, scenario: str) -> tuple[str, str, Verdi
         )
         pairs.append(v)
         text, sub = ratio_text(r)
-        parts.append(f"{slow} ÷ {fast} {text}{(' ' + sub) if sub else ''}: {v.text}")
+        widened = widened_text(r, band)
+        parts.append(
+            f"{slow} ÷ {fast} {text}{(' ' + sub) if sub else ''}"
+            f"{(' (' + widened + ')') if widened else ''}: {v.text}"
+        )
     measured = [(row["median"], i) for i in order if (row := view.row(scenario, i, m)) is not None]
     higher = view.better(scenario, m) == "higher"
     ranked = [i for _, i in sorted(measured, reverse=higher)]  # fastest first
@@ -284,7 +306,7 @@ def claims_table(e: dict, view: RunView) -> Table | None:
         return None
     return Table(
         ["the seed says", "scenario", "metric", "compared", "the seed's figure",
-         "this run [95% CI]", "verdict"],
+         "this run [95% CI]; the interval judged", "verdict"],
         rows,
         [False, False, False, False, True, True, False],
         caption="verdicts computed from this run: the ratio's 95% bootstrap CI widened by the "
