@@ -120,3 +120,17 @@ class Server:
                 pass
             self.proc.wait()
         self.log.close()
+
+
+def assert_usage_error(argv: list[str], cwd: str | None, what: str) -> None:
+    """The lab's command-line contract (SPEC: bad arguments): the server started with `argv`
+    exits at once with status 2, says why on stderr and prints nothing on stdout. `what` names
+    the fault in the failure message."""
+    try:
+        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=10,
+                           stdin=subprocess.DEVNULL)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{what}: the server started instead of refusing: {argv}") from None
+    assert p.returncode == 2, f"{what}: exit status {p.returncode}: {p.stderr}"
+    assert p.stderr.strip(), f"{what}: no message on stderr"
+    assert p.stdout == "", f"{what}: printed on stdout: {p.stdout[:200]!r}"

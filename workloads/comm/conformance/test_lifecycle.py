@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 import frames
 import pytest
 from frames import frame
+
+from msgbench.serverproc import assert_usage_error
 
 
 def test_sigterm_exits_cleanly_with_sessions_open(start_server):
@@ -37,9 +38,7 @@ def test_bad_arguments_are_a_usage_error(impl, args):
     argv = argv[:i] + argv[i + 1 :]
     if args[0] != "--port":
         argv += ["--port", "1"]  # an otherwise valid line; the bad option is the only fault
-    p = subprocess.run(argv + args, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
-    assert p.returncode == 2, f"exit status {p.returncode}: {p.stderr}"
-    assert p.stderr.strip() and p.stdout == ""
+    assert_usage_error(argv + args, impl.cwd(), f"arguments {args}")
 
 
 #: Another address of this machine's loopback (Linux routes all of 127/8 there), so the test of
@@ -64,7 +63,4 @@ def test_listens_on_the_given_host_and_only_there(start_server):
 @pytest.mark.lab_cli
 @pytest.mark.parametrize("host", ["nope", "300.1.1.1", ""])
 def test_bad_host_is_a_usage_error(impl, host):
-    argv = impl.argv(port=1, host=host)
-    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
-    assert p.returncode == 2, f"exit status {p.returncode} for --host {host!r}: {p.stderr}"
-    assert p.stderr.strip() and p.stdout == ""
+    assert_usage_error(impl.argv(port=1, host=host), impl.cwd(), f"--host {host!r}")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import socket
 import struct
-import subprocess
 import time
 
 import pytest
 import resp
 from resp import command
+
+from msgbench.serverproc import assert_usage_error
 
 
 def test_sigterm_exits_cleanly_with_clients_connected(fresh_server):
@@ -71,11 +72,7 @@ def test_a_client_that_closes_mid_request_releases_its_descriptor(fresh_server, 
 def test_bad_arguments_are_a_usage_error(impl, args):
     argv = [a for a in impl.argv() if a != "{port}"]
     i = argv.index("--port")
-    argv = argv[:i] + argv[i + 1 :] + args
-    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
-    assert p.returncode == 2, f"exit status {p.returncode}"
-    assert p.stderr.strip(), "no message on stderr"
-    assert p.stdout == ""
+    assert_usage_error(argv[:i] + argv[i + 1 :] + args, impl.cwd(), f"arguments {args}")
 
 
 #: Another address of this machine's loopback (Linux routes all of 127/8 there), so the test of
@@ -100,8 +97,4 @@ def test_listens_on_the_given_host_and_only_there(start_server):
 @pytest.mark.lab_cli
 @pytest.mark.parametrize("host", ["nope", "300.1.1.1", ""])
 def test_bad_host_is_a_usage_error(impl, host):
-    argv = impl.argv(port=1, host=host)
-    p = subprocess.run(argv, cwd=impl.cwd(), capture_output=True, text=True, timeout=10)
-    assert p.returncode == 2, f"exit status {p.returncode} for --host {host!r}"
-    assert p.stderr.strip(), "no message on stderr"
-    assert p.stdout == ""
+    assert_usage_error(impl.argv(port=1, host=host), impl.cwd(), f"--host {host!r}")
